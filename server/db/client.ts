@@ -1,0 +1,92 @@
+/**
+ * One database interface over two engines: PGlite (embedded, files in the data dir) by default, and real
+ * Postgres when DATABASE_URL is set. Services speak plain SQL with $1 parameters to `Db`; both engines
+ * run the same schema and migrations.
+ */
+import { mkdirSync } from "node:fs";
+
+export interface Db {
+  readonly kind: "pglite" | "postgres";
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+  /** Runs `fn` in one transaction; keep it short (PGlite serialises everything behind it). */
+  transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export interface OpenDbOptions {
+  /** postgres://… — when set, Postgres is used and `dataDir` is ignored. */
+  url?: string;
+  /** Folder for PGlite's files; `undefined` keeps the database in memory (tests). */
+  dataDir?: string;
+}
+
+export async function openDb(options: OpenDbOptions): Promise<Db> {
+  if (options.url) return openPostgres(options.url);
+  return openPglite(options.dataDir);
+}
+
+async function openPglite(dataDir: string | undefined): Promise<Db> {
+  const { PGlite } = await import("@electric-sql/pglite");
+  if (dataDir) mkdirSync(dataDir, { recursive: true });
+  const pg = dataDir ? await PGlite.create(dataDir) : await PGlite.create();
+  // PGlite has one connection: a transaction must own it until it ends, so plain queries wait behind it.
+  let chain: Promise<unknown> = Promise.resolve();
+  const exclusive = <T>(fn: () => Promise<T>): Promise<T> => {
+    const next = chain.then(fn, fn);
+    chain = next.catch(() => undefined);
+    return next;
+  };
+  const direct: Db = {
+    kind: "pglite",
+    async query<T>(sql: string, params: unknown[] = []) {
+      const result = await pg.query<T>(sql, params);
+      return result.rows;
+    },
+    transaction: () => {
+      throw new Error("nested transactions are not supported");
+    },
+    close: async () => undefined,
+  };
+  return {
+    kind: "pglite",
+    query: (sql, params) => exclusive(() => direct.query(sql, params)),
+    transaction: (fn) => exclusive(() => pg.transaction((tx) => fn({ ...direct, query: async (s, p = []) => (await tx.query(s, p)).rows as never }))),
+    close: () => exclusive(() => pg.close()),
+  };
+}
+
+async function openPostgres(url: string): Promise<Db> {
+  const pgModule = await import("pg");
+  const Pool = pgModule.default?.Pool ?? (pgModule as unknown as { Pool: typeof import("pg").Pool }).Pool;
+  const pool = new Pool({ connectionString: url, max: 10 });
+  await pool.query("select 1");
+  const over = (client: { query: (sql: string, params?: unknown[]) => Promise<{ rows: unknown[] }> }): Db["query"] =>
+    async <T>(sql: string, params: unknown[] = []) => (await client.query(sql, params)).rows as T[];
+  return {
+    kind: "postgres",
+    query: over(pool),
+    async transaction(fn) {
+      const client = await pool.connect();
+      try {
+        await client.query("begin");
+        const tx: Db = {
+          kind: "postgres",
+          query: over(client),
+          transaction: () => {
+            throw new Error("nested transactions are not supported");
+          },
+          close: async () => undefined,
+        };
+        const value = await fn(tx);
+        await client.query("commit");
+        return value;
+      } catch (error) {
+        await client.query("rollback").catch(() => undefined);
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+    close: () => pool.end(),
+  };
+}

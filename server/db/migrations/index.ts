@@ -1,0 +1,9 @@
+/** The ordered list of migrations; append, never edit a step that has shipped. */
+import type { Migration } from "../migrate";
+import { sql as core } from "./0001-core";
+import { sql as builtinApps } from "./0002-builtin-apps";
+
+export const MIGRATIONS: readonly Migration[] = [
+  { id: "0001-core", sql: core },
+  { id: "0002-builtin-apps", sql: builtinApps },
+];
