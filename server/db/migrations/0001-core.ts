@@ -67,6 +67,7 @@ create table code_runs (
   limits text not null,
   bindings text not null,
   attempt integer not null default 1,
+  completions integer not null default 0,
   host text not null,
   result_enc text,
   failure_reason text,

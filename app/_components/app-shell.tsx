@@ -1,0 +1,75 @@
+"use client";
+/** The frame of every page: top bar with navigation, theme switch and sign-out; a sign-in form when signed out. */
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import Link from "next/link";
+import { usePathname } from "next/navigation";
+import { type ReactNode, useEffect, useState } from "react";
+import { useTRPC } from "../_lib/trpc";
+import { SignInForm } from "./sign-in-form";
+
+type Me = { userId: string; name: string; role: "admin" | "member"; permissions: string[] };
+
+export function AppShell({ children, requireAdmin = false }: { children: (me: Me) => ReactNode; requireAdmin?: boolean }) {
+  const trpc = useTRPC();
+  const me = useQuery(trpc.auth.me.queryOptions());
+  const queryClient = useQueryClient();
+  const pathname = usePathname();
+  const signOut = useMutation(
+    trpc.auth.signOut.mutationOptions({ onSuccess: () => queryClient.resetQueries() }),
+  );
+  if (me.isPending) return <div className="main muted">Loading…</div>;
+  if (!me.data) return <SignInForm />;
+  const nav = [
+    { href: "/", label: "Chats", active: pathname === "/" || pathname.startsWith("/chats") },
+    ...(me.data.role === "admin" ? [{ href: "/admin/settings", label: "Admin · Settings", active: pathname.startsWith("/admin/settings") }] : []),
+  ];
+  return (
+    <div className="shell">
+      <header className="topbar">
+        <Link href="/" className="brand">OpenBot</Link>
+        <nav aria-label="Main">
+          {nav.map((n) => (
+            <Link key={n.href} href={n.href} aria-current={n.active ? "page" : undefined}>{n.label}</Link>
+          ))}
+        </nav>
+        <ThemeSwitch />
+        <span className="muted small" data-testid="signed-in-as">{me.data.name}</span>
+        <button type="button" onClick={() => signOut.mutate()}>Sign out</button>
+      </header>
+      <main className="main">
+        {requireAdmin && me.data.role !== "admin" ? (
+          <p className="error-text">This page is for admins.</p>
+        ) : (
+          children(me.data)
+        )}
+      </main>
+    </div>
+  );
+}
+
+function ThemeSwitch() {
+  const [theme, setTheme] = useState<"system" | "light" | "dark">("system");
+  useEffect(() => {
+    const saved = localStorage.getItem("openbot-theme");
+    if (saved === "light" || saved === "dark") setTheme(saved);
+  }, []);
+  useEffect(() => {
+    if (theme === "system") {
+      delete document.documentElement.dataset.theme;
+      localStorage.removeItem("openbot-theme");
+    } else {
+      document.documentElement.dataset.theme = theme;
+      localStorage.setItem("openbot-theme", theme);
+    }
+  }, [theme]);
+  return (
+    <label className="row small muted">
+      <span>Theme</span>
+      <select value={theme} onChange={(e) => setTheme(e.target.value as typeof theme)} style={{ width: "auto" }} aria-label="Theme">
+        <option value="system">System</option>
+        <option value="light">Light</option>
+        <option value="dark">Dark</option>
+      </select>
+    </label>
+  );
+}

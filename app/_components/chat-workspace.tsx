@@ -1,0 +1,164 @@
+"use client";
+/**
+ * The chat page: the list of chats, and the open chat with its code runs and a composer. No model is
+ * configured yet, so the chat is in manual mode: the person writes a program and runs it in the page's
+ * Web Worker through the same path a model's `openbot_run_code` call takes.
+ */
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import Link from "next/link";
+import { useRouter } from "next/navigation";
+import { useState } from "react";
+import type { CodeRunRecord } from "@/contracts/code-run";
+import type { LogLine } from "@/contracts/engine";
+import { runInBrowser } from "../_lib/run-in-browser";
+import { useTRPC, useTRPCClient } from "../_lib/trpc";
+import { RunCard } from "./run-card";
+
+const EXAMPLE = `const [today, tomorrow] = await Promise.all([
+  apps.work_calendar.list_events({ day: "2026-10-23" }),
+  apps.work_calendar.list_events({ day: "2026-10-24" }),
+])
+const busy = [today, tomorrow].flatMap((result) => result.structuredContent.events)
+console.log("events", busy.length)
+return busy.filter((event) => event.attendees > 10).map((event) => event.title)`;
+
+export function ChatWorkspace({ chatId }: { chatId?: string }) {
+  const trpc = useTRPC();
+  const router = useRouter();
+  const queryClient = useQueryClient();
+  const chats = useQuery(trpc.chats.list.queryOptions());
+  const create = useMutation(
+    trpc.chats.create.mutationOptions({
+      onSuccess: async (chat) => {
+        await queryClient.invalidateQueries({ queryKey: trpc.chats.list.queryKey() });
+        router.push(`/chats/${chat.id}`);
+      },
+    }),
+  );
+  return (
+    <div className="chat-layout">
+      <aside className="panel stack" aria-label="Chats">
+        <button className="primary" type="button" onClick={() => create.mutate({ title: `Chat ${new Date().toLocaleString()}` })} disabled={create.isPending}>
+          New chat
+        </button>
+        {create.error && <p role="alert" className="error-text small">{create.error.message}</p>}
+        <ul className="chat-list">
+          {chats.data?.map((c) => (
+            <li key={c.id}>
+              <Link href={`/chats/${c.id}`} aria-current={c.id === chatId ? "page" : undefined}>{c.title}</Link>
+            </li>
+          ))}
+        </ul>
+        {chats.data?.length === 0 && <p className="muted small">No chats yet.</p>}
+      </aside>
+      {chatId ? <ChatView chatId={chatId} /> : <div className="panel muted">Pick a chat or start a new one.</div>}
+    </div>
+  );
+}
+
+function ChatView({ chatId }: { chatId: string }) {
+  const trpc = useTRPC();
+  const client = useTRPCClient();
+  const queryClient = useQueryClient();
+  const chat = useQuery(trpc.chats.byId.queryOptions({ id: chatId }));
+  const runs = useQuery(trpc.codeRuns.listByChat.queryOptions({ chatId }));
+  const [code, setCode] = useState(EXAMPLE);
+  const [reason, setReason] = useState("");
+  const [language, setLanguage] = useState<"javascript" | "typescript">("javascript");
+  const [live, setLive] = useState<{ run: CodeRunRecord | null; logs: LogLine[] } | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [controller, setController] = useState<AbortController | null>(null);
+
+  async function run() {
+    setError(null);
+    const abort = new AbortController();
+    setController(abort);
+    setLive({ run: null, logs: [] });
+    try {
+      await runInBrowser(
+        client,
+        { chatId, code, reason, language },
+        {
+          onStarted: (record) => setLive((l) => ({ run: record, logs: l?.logs ?? [] })),
+          onLog: (line) => setLive((l) => (l ? { ...l, logs: [...l.logs, line] } : l)),
+          signal: abort.signal,
+        },
+      );
+    } catch (e) {
+      setError(e instanceof Error ? e.message : String(e));
+    } finally {
+      setController(null);
+      setLive(null);
+      await queryClient.invalidateQueries({ queryKey: trpc.codeRuns.listByChat.queryKey({ chatId }) });
+    }
+  }
+
+  if (chat.error) return <div className="panel error-text" role="alert">{chat.error.message}</div>;
+  const records = runs.data ?? [];
+  const shown = live?.run && !records.some((r) => r.id === live.run?.id) ? [...records, live.run] : records;
+  return (
+    <section className="stack" aria-label="Chat">
+      <div className="row" style={{ justifyContent: "space-between" }}>
+        <h1 style={{ margin: 0, fontSize: 22 }}>{chat.data?.title ?? "…"}</h1>
+      </div>
+      <p className="banner" data-testid="manual-mode">
+        No model is configured, so this chat is in manual mode: write a program and run it. It runs in this page&apos;s
+        sandbox and calls your Apps as <code>apps.&lt;app&gt;.&lt;tool&gt;(…)</code>.
+      </p>
+      {shown.length === 0 && <p className="muted">No runs in this chat yet.</p>}
+      {shown.map((r) => (
+        <RunCard key={r.id} run={r} liveLogs={live?.run?.id === r.id ? live.logs : undefined} />
+      ))}
+      <form
+        className="panel stack"
+        aria-label="Program"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void run();
+        }}
+      >
+        <div className="field">
+          <label htmlFor="program">Program</label>
+          <textarea
+            id="program"
+            className="code"
+            spellCheck={false}
+            value={code}
+            onChange={(e) => setCode(e.target.value)}
+            onKeyDown={(e) => {
+              if (e.key === "Enter" && (e.metaKey || e.ctrlKey)) {
+                e.preventDefault();
+                e.currentTarget.form?.requestSubmit();
+              }
+            }}
+          />
+          <span className="hint">The body of an async function. Ctrl+Enter runs it.</span>
+        </div>
+        <div className="grid-2">
+          <div className="field">
+            <label htmlFor="reason">Reason</label>
+            <input id="reason" value={reason} onChange={(e) => setReason(e.target.value)} placeholder="What the program is for" />
+          </div>
+          <div className="field">
+            <label htmlFor="language">Language</label>
+            <select id="language" value={language} onChange={(e) => setLanguage(e.target.value as typeof language)}>
+              <option value="javascript">JavaScript</option>
+              <option value="typescript">TypeScript</option>
+            </select>
+          </div>
+        </div>
+        {error && <p role="alert" className="error-text">{error}</p>}
+        <div className="row">
+          <button className="primary" type="submit" disabled={!!controller || !code.trim()}>
+            {controller ? "Running…" : "Run program"}
+          </button>
+          {controller && (
+            <button type="button" onClick={() => controller.abort()}>
+              Stop
+            </button>
+          )}
+        </div>
+      </form>
+    </section>
+  );
+}

@@ -1,0 +1,157 @@
+"use client";
+/**
+ * Admin → Settings: Code Mode on/off and its limits. Each field is checked with the server's own schema
+ * as you type; a change made against an old version is refused by the server, and the form then shows
+ * the newer values instead of overwriting them.
+ */
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useEffect, useState } from "react";
+import { CODE_MODE_RANGES, type CodeModeSettings, codeModeSchema, type PlatformSettings } from "@/contracts/settings";
+import { useTRPC } from "../_lib/trpc";
+
+type NumField = keyof typeof CODE_MODE_RANGES;
+const FIELDS: { key: NumField; label: string; hint: string }[] = [
+  { key: "timeoutMs", label: "Time limit (ms)", hint: "The program's own running time; waiting for App calls does not count." },
+  { key: "memoryMb", label: "Memory (MB)", hint: "A hard cap on the sandbox's memory." },
+  { key: "outputBytes", label: "Output (bytes)", hint: "Largest return value (as JSON) and log text kept." },
+  { key: "maxPendingCalls", label: "Calls in flight", hint: "App calls running at once; the rest queue." },
+];
+
+type Draft = { enabled: boolean } & Record<NumField, string>;
+const toDraft = (c: CodeModeSettings): Draft => ({
+  enabled: c.enabled,
+  timeoutMs: String(c.timeoutMs),
+  memoryMb: String(c.memoryMb),
+  outputBytes: String(c.outputBytes),
+  maxPendingCalls: String(c.maxPendingCalls),
+});
+
+function fieldErrors(draft: Draft): Partial<Record<NumField, string>> {
+  const candidate = {
+    enabled: draft.enabled,
+    ...Object.fromEntries(FIELDS.map((f) => [f.key, draft[f.key].trim() === "" ? Number.NaN : Number(draft[f.key])])),
+  };
+  const parsed = codeModeSchema.safeParse(candidate);
+  const errors: Partial<Record<NumField, string>> = {};
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const key = issue.path[0] as NumField;
+      errors[key] ??= Number.isNaN(candidate[key as keyof typeof candidate]) ? `${key} must be a number` : issue.message;
+    }
+  }
+  return errors;
+}
+
+export function SettingsForm() {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const settings = useQuery(trpc.settings.get.queryOptions());
+  const [draft, setDraft] = useState<Draft | null>(null);
+  const [version, setVersion] = useState<number | null>(null);
+  const [notice, setNotice] = useState<{ kind: "ok" | "conflict" | "error"; text: string } | null>(null);
+  const [serverErrors, setServerErrors] = useState<Partial<Record<string, string>>>({});
+
+  useEffect(() => {
+    if (settings.data && draft === null) {
+      setDraft(toDraft(settings.data.codeMode));
+      setVersion(settings.data.version);
+    }
+  }, [settings.data, draft]);
+
+  const save = useMutation(
+    trpc.settings.update.mutationOptions({
+      onSuccess: (next) => {
+        queryClient.setQueryData(trpc.settings.get.queryKey(), next);
+        setDraft(toDraft(next.codeMode));
+        setVersion(next.version);
+        setServerErrors({});
+        setNotice({ kind: "ok", text: `Saved (version ${next.version}).` });
+      },
+      onError: (error) => {
+        const details = (error.data as { details?: { current?: PlatformSettings; fields?: { field: string; message: string }[] } } | undefined)?.details;
+        if (error.data?.code === "CONFLICT" && details?.current) {
+          queryClient.setQueryData(trpc.settings.get.queryKey(), details.current);
+          setDraft(toDraft(details.current.codeMode));
+          setVersion(details.current.version);
+          setNotice({
+            kind: "conflict",
+            text: `Someone else changed the settings meanwhile (now version ${details.current.version}). Their values are shown below; your changes were not saved.`,
+          });
+          return;
+        }
+        if (details?.fields) {
+          setServerErrors(Object.fromEntries(details.fields.map((f) => [f.field.replace(/^codeMode\./, ""), f.message])));
+        }
+        setNotice({ kind: "error", text: error.message });
+      },
+    }),
+  );
+
+  if (settings.error) return <p role="alert" className="error-text">{settings.error.message}</p>;
+  if (!draft || version === null) return <p className="muted">Loading settings…</p>;
+  const errors = fieldErrors(draft);
+  const invalid = Object.keys(errors).length > 0;
+
+  return (
+    <form
+      className="panel stack"
+      aria-label="Code Mode settings"
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (invalid) return;
+        setNotice(null);
+        save.mutate({
+          expectedVersion: version,
+          codeMode: { enabled: draft.enabled, ...Object.fromEntries(FIELDS.map((f) => [f.key, Number(draft[f.key])])) },
+        });
+      }}
+    >
+      <div className="row" style={{ justifyContent: "space-between" }}>
+        <h2 style={{ margin: 0 }}>Code Mode</h2>
+        <span className="muted small" data-testid="settings-version">Version {version}</span>
+      </div>
+      <p className="muted small" style={{ margin: 0 }}>
+        With Code Mode on, programs call the tools of connected Apps. These limits protect the server and are the same on
+        every instance, so a re-run behaves the same.
+      </p>
+      <label className="check">
+        <input type="checkbox" name="enabled" checked={draft.enabled} onChange={(e) => setDraft({ ...draft, enabled: e.target.checked })} />
+        <span>Code Mode enabled</span>
+      </label>
+      <div className="grid-2">
+        {FIELDS.map((f) => {
+          const r = CODE_MODE_RANGES[f.key];
+          const message = errors[f.key] ?? serverErrors[f.key];
+          return (
+            <div className="field" key={f.key}>
+              <label htmlFor={f.key}>{f.label}</label>
+              <input
+                id={f.key}
+                name={f.key}
+                inputMode="numeric"
+                value={draft[f.key]}
+                aria-invalid={message ? true : undefined}
+                aria-describedby={`${f.key}-hint${message ? ` ${f.key}-error` : ""}`}
+                onChange={(e) => setDraft({ ...draft, [f.key]: e.target.value })}
+              />
+              <span className="hint" id={`${f.key}-hint`}>
+                {f.hint} {r.min}–{r.max}, default {r.default}.
+              </span>
+              {message && <span className="error-text" id={`${f.key}-error`} role="alert">{message}</span>}
+            </div>
+          );
+        })}
+      </div>
+      {notice && (
+        <p role="status" className={notice.kind === "ok" ? "ok-text" : "error-text"} data-testid="settings-notice">
+          {notice.text}
+        </p>
+      )}
+      <div className="row">
+        <button className="primary" type="submit" disabled={invalid || save.isPending}>
+          {save.isPending ? "Saving…" : "Save"}
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,51 @@
+"use client";
+/**
+ * Runs a program in the page's Web Worker. The server creates the run and hands back its ticket (code,
+ * time, seed, limits, bindings, replay log); the worker runs it, and every nested call goes to the
+ * server over tRPC, which alone decides and records. The end of the attempt goes back to the server.
+ */
+import type { TRPCClient } from "@trpc/client";
+import type { CodeRunRecord, StartRunInput } from "@/contracts/code-run";
+import type { HostCallAnswer, LogLine } from "@/contracts/engine";
+import type { AppRouter } from "@/server/api/root";
+import { spawnBrowserWorker } from "@/worker/browser-port";
+import { SandboxSupervisor } from "@/worker/supervisor";
+
+let supervisor: SandboxSupervisor | undefined;
+
+function getSupervisor(): SandboxSupervisor {
+  supervisor ??= new SandboxSupervisor({ spawn: spawnBrowserWorker });
+  return supervisor;
+}
+
+export interface BrowserRunHandlers {
+  onStarted?(record: CodeRunRecord): void;
+  onLog?(line: LogLine): void;
+  signal?: AbortSignal;
+}
+
+export async function runInBrowser(
+  client: TRPCClient<AppRouter>,
+  input: StartRunInput,
+  handlers: BrowserRunHandlers = {},
+): Promise<CodeRunRecord> {
+  const { ticket, record } = await client.codeRuns.start.mutate(input);
+  handlers.onStarted?.(record);
+  if (!ticket) return record;
+  const outcome = await getSupervisor().run(ticket.input, {
+    call: (req) =>
+      client.codeRuns.call
+        .mutate({ runId: ticket.runId, attempt: ticket.attempt, ...req })
+        .then((answer) => answer as HostCallAnswer)
+        .catch(
+          (error: unknown): HostCallAnswer => ({
+            type: "stop",
+            reason: "Unavailable",
+            message: `The server did not take the call: ${error instanceof Error ? error.message : String(error)}`,
+          }),
+        ),
+    onLog: handlers.onLog,
+    signal: handlers.signal,
+  });
+  return client.codeRuns.finish.mutate({ runId: ticket.runId, attempt: ticket.attempt, outcome });
+}

@@ -1,0 +1,7 @@
+"use client";
+import { AppShell } from "./_components/app-shell";
+import { ChatWorkspace } from "./_components/chat-workspace";
+
+export default function Home() {
+  return <AppShell>{() => <ChatWorkspace />}</AppShell>;
+}

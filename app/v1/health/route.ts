@@ -1,0 +1,13 @@
+import { getPlatform } from "@/server/platform";
+
+export const dynamic = "force-dynamic";
+
+export async function GET() {
+  try {
+    const platform = await getPlatform();
+    await platform.db.query("select 1");
+    return Response.json({ ok: true, database: platform.db.kind });
+  } catch {
+    return Response.json({ ok: false }, { status: 503 });
+  }
+}

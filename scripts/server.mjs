@@ -1,0 +1,35 @@
+// Serves the built app on HOST:PORT (default 127.0.0.1:3000) from one process we control, so SIGTERM and
+// SIGINT close runs, MCP children and the database before the process exits.
+import { createServer } from "node:http";
+import next from "next";
+
+const host = process.env.HOST || "127.0.0.1";
+const port = Number(process.env.PORT || 3000);
+process.env.NEXT_TELEMETRY_DISABLED = "1";
+
+const app = next({ dev: false, hostname: host, port, dir: process.cwd() });
+const handle = app.getRequestHandler();
+await app.prepare();
+
+const server = createServer((req, res) => handle(req, res));
+server.listen(port, host, () => console.log(`OpenBot is serving http://${host}:${port}`));
+
+let stopping = false;
+async function stop(signal) {
+  if (stopping) return;
+  stopping = true;
+  console.log(`${signal}: stopping OpenBot…`);
+  const force = setTimeout(() => process.exit(1), 10_000);
+  force.unref();
+  server.close();
+  server.closeAllConnections?.();
+  const hook = globalThis[Symbol.for("openbot.shutdown")];
+  try {
+    if (typeof hook === "function") await hook();
+  } catch (error) {
+    console.error("shutdown failed:", error);
+  }
+  process.exit(0);
+}
+process.on("SIGTERM", () => void stop("SIGTERM"));
+process.on("SIGINT", () => void stop("SIGINT"));

@@ -1,0 +1,30 @@
+// `npm test`: everything CI runs. Unit and integration tests (vitest), then the app is built and the
+// end-to-end and HTTP tests run in a real Chromium (Playwright) against a real server.
+import { spawnSync } from "node:child_process";
+import { buildIfNeeded, root } from "./build-if-needed.mjs";
+import { findChromium } from "./find-chromium.mjs";
+
+process.chdir(root);
+const e2eOnly = process.argv.includes("--e2e-only");
+const node = (args, env = {}) => {
+  const r = spawnSync(process.execPath, args, { stdio: "inherit", env: { ...process.env, ...env } });
+  if (r.status !== 0) process.exit(r.status ?? 1);
+};
+
+node(["scripts/build-worker.mjs"]);
+if (!e2eOnly) {
+  if (!process.env.OPENBOT_TEST_DATABASE_URL) {
+    console.log("Note: OPENBOT_TEST_DATABASE_URL is not set, so the Postgres runs of the storage tests are skipped (.ci/run starts a Postgres and sets it).");
+  }
+  node(["node_modules/vitest/vitest.mjs", "run"]);
+}
+
+const chromium = findChromium();
+if (!chromium) {
+  console.error(
+    "No Chromium for the browser tests. Install one (Debian: `apt-get install chromium`) or set OPENBOT_CHROMIUM to its path, then run `npm test` again.",
+  );
+  process.exit(1);
+}
+buildIfNeeded();
+node(["node_modules/@playwright/test/cli.js", "test"], { OPENBOT_CHROMIUM: chromium });

@@ -1,0 +1,19 @@
+/** The tRPC API: one router a noun. */
+import { authRouter } from "./routers/auth";
+import { chatsRouter } from "./routers/chats";
+import { codeRunsRouter } from "./routers/code-runs";
+import { apiKeysRouter, usersRouter } from "./routers/people";
+import { settingsRouter } from "./routers/settings";
+import { createCallerFactory, createTRPCRouter } from "./trpc";
+
+export const appRouter = createTRPCRouter({
+  auth: authRouter,
+  settings: settingsRouter,
+  chats: chatsRouter,
+  codeRuns: codeRunsRouter,
+  users: usersRouter,
+  apiKeys: apiKeysRouter,
+});
+
+export type AppRouter = typeof appRouter;
+export const createCaller = createCallerFactory(appRouter);

@@ -1,0 +1,43 @@
+import { z } from "zod";
+import type { RunOutcome } from "@/contracts/engine";
+import { cancelRun, finishRun, getRun, handleCall, listRuns, runOnServer, startRun } from "../../services/code-runs";
+import { createTRPCRouter, publicProcedure } from "../trpc";
+
+const callInput = z.object({
+  runId: z.string(),
+  attempt: z.number().int(),
+  index: z.number().int().min(0),
+  binding: z.string().max(300),
+  argsJson: z.string(),
+});
+
+const logLine = z.object({ level: z.enum(["log", "info", "warn", "error"]), text: z.string() });
+const outputItem = z.union([z.object({ type: z.literal("text"), text: z.string() }), z.object({ type: z.literal("json"), value: z.unknown() })]);
+const outcome = z.discriminatedUnion("status", [
+  z.object({ status: z.literal("completed"), valueJson: z.string(), logs: z.array(logLine), output: z.array(outputItem) }),
+  z.object({
+    status: z.literal("failed"),
+    reason: z.enum(["Error", "Timeout", "Memory", "OutputTooLarge", "ReplayMismatch", "Cancelled", "Unavailable", "Interrupted"]),
+    message: z.string(),
+    logs: z.array(logLine),
+    output: z.array(outputItem),
+  }),
+  z.object({ status: z.literal("waiting"), index: z.number().int(), logs: z.array(logLine), output: z.array(outputItem) }),
+]);
+
+export const codeRunsRouter = createTRPCRouter({
+  /** Starts a run for the page's worker: the record plus the ticket the worker runs. */
+  start: publicProcedure.input(z.unknown()).mutation(({ ctx, input }) => startRun(ctx, input, "browser")),
+  /** One nested call from a running program. */
+  call: publicProcedure.input(callInput).mutation(({ ctx, input }) =>
+    handleCall(ctx, input.runId, input.attempt, { index: input.index, binding: input.binding, argsJson: input.argsJson }),
+  ),
+  finish: publicProcedure
+    .input(z.object({ runId: z.string(), attempt: z.number().int(), outcome }))
+    .mutation(({ ctx, input }) => finishRun(ctx, input.runId, input.attempt, input.outcome as RunOutcome)),
+  /** Runs a program on the server runner (no browser). */
+  runOnServer: publicProcedure.input(z.unknown()).mutation(({ ctx, input }) => runOnServer(ctx, input)),
+  cancel: publicProcedure.input(z.object({ id: z.string() })).mutation(({ ctx, input }) => cancelRun(ctx, input.id)),
+  byId: publicProcedure.input(z.object({ id: z.string() })).query(({ ctx, input }) => getRun(ctx, input.id)),
+  listByChat: publicProcedure.input(z.object({ chatId: z.string() })).query(({ ctx, input }) => listRuns(ctx, input.chatId)),
+});

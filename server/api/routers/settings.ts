@@ -1,0 +1,8 @@
+import { z } from "zod";
+import { getSettings, updateSettings } from "../../services/settings";
+import { createTRPCRouter, publicProcedure } from "../trpc";
+
+export const settingsRouter = createTRPCRouter({
+  get: publicProcedure.query(({ ctx }) => getSettings(ctx.platform.db, ctx.principal)),
+  update: publicProcedure.input(z.unknown()).mutation(({ ctx, input }) => updateSettings(ctx.platform.db, ctx.principal, input)),
+});

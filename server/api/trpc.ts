@@ -1,0 +1,62 @@
+/**
+ * tRPC: context → init → procedures. The context is built apart from the Next request
+ * (`createContextInner`) so tests call procedures through `createCaller` with no HTTP. Domain errors
+ * become TRPCErrors here, in one place, with their safe details in `data.details`.
+ */
+import { initTRPC, TRPCError } from "@trpc/server";
+import type { Platform } from "../platform";
+import { getPlatform } from "../platform";
+import { authenticate, type Principal, readCookie, SESSION_COOKIE } from "../services/auth";
+import { AppError, type AppErrorCode } from "../services/errors";
+
+export interface Context {
+  platform: Platform;
+  principal: Principal | null;
+  /** The UI's session id from the cookie, when the request carried one. */
+  sessionId: string | null;
+  /** Set-Cookie values a procedure wants on the response (sign in / out). */
+  responseCookies: string[];
+}
+
+export function createContextInner(platform: Platform, principal: Principal | null, sessionId: string | null = null): Context {
+  return { platform, principal, sessionId, responseCookies: [] };
+}
+
+export async function createContextFromRequest(req: Request): Promise<Context> {
+  const platform = await getPlatform();
+  const cookie = req.headers.get("cookie");
+  const principal = await authenticate(platform.db, { authorization: req.headers.get("authorization"), cookie });
+  return createContextInner(platform, principal, readCookie(cookie ?? "", SESSION_COOKIE) ?? null);
+}
+
+const TRPC_CODES: Record<AppErrorCode, TRPCError["code"]> = {
+  UNAUTHORIZED: "UNAUTHORIZED",
+  FORBIDDEN: "FORBIDDEN",
+  NOT_FOUND: "NOT_FOUND",
+  CONFLICT: "CONFLICT",
+  BAD_REQUEST: "BAD_REQUEST",
+  UNAVAILABLE: "SERVICE_UNAVAILABLE",
+};
+
+const t = initTRPC.context<Context>().create({
+  errorFormatter({ shape, error }) {
+    const cause = error.cause;
+    return {
+      ...shape,
+      data: { ...shape.data, stack: undefined, details: cause instanceof AppError ? (cause.details ?? null) : null },
+    };
+  },
+});
+
+const domainErrors = t.middleware(async ({ next }) => {
+  const result = await next();
+  if (!result.ok && result.error.cause instanceof AppError) {
+    const cause = result.error.cause;
+    throw new TRPCError({ code: TRPC_CODES[cause.code], message: cause.message, cause });
+  }
+  return result;
+});
+
+export const createTRPCRouter = t.router;
+export const createCallerFactory = t.createCallerFactory;
+export const publicProcedure = t.procedure.use(domainErrors);

@@ -1,0 +1,36 @@
+/**
+ * The server's configuration, read once from the environment and validated by one schema.
+ * Every variable the README documents is here, with its default.
+ */
+import path from "node:path";
+import { z } from "zod";
+
+const schema = z.object({
+  /** Folder for the embedded database, keys and app files. Default ./.openbot */
+  OPENBOT_DATA_DIR: z.string().min(1).default(".openbot"),
+  /** A fixed admin API key; idempotent across restarts. */
+  OPENBOT_ADMIN_TOKEN: z.string().min(16, "OPENBOT_ADMIN_TOKEN must be at least 16 characters").optional(),
+  /** postgres://… to use Postgres instead of the embedded PGlite. */
+  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, "DATABASE_URL must start with postgres://").optional(),
+  /** 32 bytes (64 hex digits or base64); generated into the data dir when unset. */
+  OPENBOT_ENCRYPTION_KEY: z.string().optional(),
+  /** Earlier keys that still decrypt, comma-separated (set during a key rotation). */
+  OPENBOT_OLD_ENCRYPTION_KEYS: z.string().optional(),
+});
+
+export type Env = z.infer<typeof schema> & { dataDir: string };
+
+export function readEnv(source: NodeJS.ProcessEnv = process.env): Env {
+  const parsed = schema.safeParse({
+    OPENBOT_DATA_DIR: source.OPENBOT_DATA_DIR || undefined,
+    OPENBOT_ADMIN_TOKEN: source.OPENBOT_ADMIN_TOKEN || undefined,
+    DATABASE_URL: source.DATABASE_URL || undefined,
+    OPENBOT_ENCRYPTION_KEY: source.OPENBOT_ENCRYPTION_KEY || undefined,
+    OPENBOT_OLD_ENCRYPTION_KEYS: source.OPENBOT_OLD_ENCRYPTION_KEYS || undefined,
+  });
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+    throw new Error(`invalid configuration:\n${lines.join("\n")}`);
+  }
+  return { ...parsed.data, dataDir: path.resolve(parsed.data.OPENBOT_DATA_DIR) };
+}

@@ -1,0 +1,53 @@
+/**
+ * The REST adapter: every `/v1` route handler is `rest(async ({ ctx, params, body }) => …)`. It resolves
+ * the caller (Bearer token or session cookie), parses a JSON body with a clear error, and maps domain
+ * errors to HTTP statuses in one place. Unexpected causes are logged by error id, never sent.
+ */
+import "server-only";
+import { type Context, createContextFromRequest } from "../api/trpc";
+import { logFailure } from "../log";
+import { AppError, HTTP_STATUS } from "../services/errors";
+
+type Params = Record<string, string>;
+
+export interface RestArgs {
+  ctx: Context;
+  req: Request;
+  params: Params;
+  body: unknown;
+  query: URLSearchParams;
+}
+
+export function rest(
+  handler: (args: RestArgs) => Promise<unknown>,
+  options: { status?: number } = {},
+): (req: Request, route: { params: Promise<Params> }) => Promise<Response> {
+  return async (req, route) => {
+    try {
+      const params = (await route.params) ?? {};
+      let body: unknown = undefined;
+      if (req.method !== "GET" && req.method !== "HEAD") {
+        const text = await req.text();
+        if (text.trim()) {
+          try {
+            body = JSON.parse(text);
+          } catch {
+            throw new AppError("BAD_REQUEST", "The request body is not valid JSON.");
+          }
+        }
+      }
+      const ctx = await createContextFromRequest(req);
+      const value = await handler({ ctx, req, params, body, query: new URL(req.url).searchParams });
+      return Response.json(value, { status: options.status ?? 200, headers: { "cache-control": "no-store" } });
+    } catch (error) {
+      if (error instanceof AppError) {
+        return Response.json(
+          { error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) } },
+          { status: HTTP_STATUS[error.code] },
+        );
+      }
+      const errorId = logFailure("rest_failed", error, { method: req.method, url: new URL(req.url).pathname });
+      return Response.json({ error: { code: "INTERNAL", message: "Something went wrong on the server.", errorId } }, { status: 500 });
+    }
+  };
+}

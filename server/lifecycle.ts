@@ -1,0 +1,12 @@
+/**
+ * Start and stop of the server process. The start script (scripts/server.mjs) owns the signals; it
+ * calls the hook registered here to close the platform (runs, MCP children, database) before exiting.
+ */
+import { closePlatform, getPlatform } from "./platform";
+
+export const SHUTDOWN_HOOK = Symbol.for("openbot.shutdown");
+
+export async function startPlatform(): Promise<void> {
+  (globalThis as Record<symbol, unknown>)[SHUTDOWN_HOOK] = closePlatform;
+  await getPlatform();
+}

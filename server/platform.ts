@@ -1,0 +1,104 @@
+/**
+ * The process-wide parts of the server: database, key ring, App registry and the sandbox runner. Made
+ * once per process and kept on globalThis, because Next loads instrumentation, route handlers and pages
+ * as separate module instances. Tests make their own with `createPlatform`.
+ */
+import { SandboxSupervisor } from "@/worker/supervisor";
+import { spawnNodeWorker } from "@/worker/node-port";
+import { AppRegistry } from "./apps/registry";
+import { decrypt, encrypt, type KeyRing } from "./crypto";
+import { type Db, openDb } from "./db/client";
+import { migrate } from "./db/migrate";
+import { type Env, readEnv } from "./env";
+import { loadKeyRing } from "./keys";
+import { logEvent } from "./log";
+import { bootstrapAdmin } from "./services/auth";
+import { readSettings } from "./services/settings";
+import path from "node:path";
+
+export interface Platform {
+  env: Env;
+  db: Db;
+  keys: KeyRing;
+  apps: AppRegistry;
+  runner: SandboxSupervisor;
+  /** Server-side runs in progress, by run id: aborting one cancels it. */
+  activeRuns: Map<string, AbortController>;
+  seal(aad: string, plaintext: string): string;
+  open(aad: string, value: string): string;
+  close(): Promise<void>;
+}
+
+export interface CreatePlatformOptions {
+  env?: Env;
+  /** Keep PGlite in memory instead of under the data dir (tests). */
+  inMemoryDb?: boolean;
+  /** Print the first admin token (the server does; tests read it from the return value). */
+  announce?: (token: string, file: string) => void;
+}
+
+export async function createPlatform(options: CreatePlatformOptions = {}): Promise<Platform & { createdAdminToken?: string }> {
+  const env = options.env ?? readEnv();
+  const db = await openDb({
+    url: env.DATABASE_URL,
+    dataDir: options.inMemoryDb ? undefined : path.join(env.dataDir, "pglite"),
+  });
+  try {
+    const applied = await migrate(db);
+    if (applied.length) logEvent("migrated", { applied });
+    await readSettings(db);
+    const keys = loadKeyRing(env);
+    const { createdToken } = await bootstrapAdmin(db, env.dataDir, env.OPENBOT_ADMIN_TOKEN);
+    if (createdToken) options.announce?.(createdToken, path.join(env.dataDir, "admin-token"));
+    const apps = await AppRegistry.start({ db, dataDir: env.dataDir });
+    const runner = new SandboxSupervisor({ spawn: spawnNodeWorker });
+    const activeRuns = new Map<string, AbortController>();
+    return {
+      env,
+      db,
+      keys,
+      apps,
+      runner,
+      activeRuns,
+      createdAdminToken: createdToken,
+      seal: (aad, plaintext) => encrypt(keys, plaintext, aad),
+      open: (aad, value) => decrypt(keys, value, aad),
+      async close() {
+        for (const c of activeRuns.values()) c.abort();
+        runner.dispose();
+        await apps.close();
+        await db.close();
+      },
+    };
+  } catch (error) {
+    await db.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+const GLOBAL_KEY = Symbol.for("openbot.platform");
+type GlobalWithPlatform = typeof globalThis & { [GLOBAL_KEY]?: Promise<Platform> };
+
+/** The process's platform, created on first use. */
+export function getPlatform(): Promise<Platform> {
+  const g = globalThis as GlobalWithPlatform;
+  g[GLOBAL_KEY] ??= createPlatform({
+    announce: (token, file) => {
+      process.stdout.write(
+        `\nOpenBot created an admin token (shown once; also saved to ${file} with mode 0600):\n\n  ${token}\n\nSign in with it at the web page.\n\n`,
+      );
+    },
+  }).catch((error: unknown) => {
+    delete g[GLOBAL_KEY];
+    throw error;
+  });
+  return g[GLOBAL_KEY];
+}
+
+/** Closes the process's platform if one was made. */
+export async function closePlatform(): Promise<void> {
+  const g = globalThis as GlobalWithPlatform;
+  const pending = g[GLOBAL_KEY];
+  delete g[GLOBAL_KEY];
+  if (pending) await (await pending).close();
+}

@@ -1,0 +1,155 @@
+/**
+ * Who is calling. API keys (Bearer tokens) and the UI's session cookie resolve to the same Principal and
+ * pass the same checks. Only hashes of tokens and session ids are stored.
+ */
+import { randomUUID } from "node:crypto";
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { ALL_PERMISSIONS, type Permission, PERMISSIONS } from "@/contracts/permissions";
+import { randomToken, sha256 } from "../crypto";
+import type { Db } from "../db/client";
+import { AppError } from "./errors";
+
+export interface Principal {
+  userId: string;
+  userName: string;
+  role: "admin" | "member";
+  keyId: string;
+  permissions: ReadonlySet<Permission>;
+}
+
+export const SESSION_COOKIE = "openbot_session";
+const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
+
+interface KeyRow {
+  key_id: string;
+  user_id: string;
+  user_name: string;
+  role: "admin" | "member";
+  permissions: string;
+}
+
+function toPrincipal(row: KeyRow): Principal {
+  const listed = JSON.parse(row.permissions) as Permission[];
+  const permissions = new Set<Permission>(row.role === "admin" ? ALL_PERMISSIONS : listed);
+  return { userId: row.user_id, userName: row.user_name, role: row.role, keyId: row.key_id, permissions };
+}
+
+const KEY_SELECT = `select k.id as key_id, u.id as user_id, u.name as user_name, u.role, k.permissions
+  from api_keys k join users u on u.id = k.user_id`;
+
+export async function principalFromToken(db: Db, token: string): Promise<Principal | null> {
+  const rows = await db.query<KeyRow>(`${KEY_SELECT} where k.token_hash = $1 and k.revoked_at is null`, [
+    sha256(token),
+  ]);
+  return rows[0] ? toPrincipal(rows[0]) : null;
+}
+
+export async function principalFromSession(db: Db, sessionId: string): Promise<Principal | null> {
+  const rows = await db.query<KeyRow>(
+    `${KEY_SELECT} join web_sessions s on s.api_key_id = k.id
+     where s.id_hash = $1 and s.expires_at > $2 and k.revoked_at is null`,
+    [sha256(sessionId), Date.now()],
+  );
+  return rows[0] ? toPrincipal(rows[0]) : null;
+}
+
+/** Resolves an `Authorization: Bearer …` header or the session cookie. */
+export async function authenticate(
+  db: Db,
+  headers: { authorization?: string | null; cookie?: string | null },
+): Promise<Principal | null> {
+  const bearer = headers.authorization?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim();
+  if (bearer) return principalFromToken(db, bearer);
+  const session = readCookie(headers.cookie ?? "", SESSION_COOKIE);
+  return session ? principalFromSession(db, session) : null;
+}
+
+export function readCookie(header: string, name: string): string | undefined {
+  for (const part of header.split(";")) {
+    const [k, ...v] = part.trim().split("=");
+    if (k === name) return decodeURIComponent(v.join("="));
+  }
+  return undefined;
+}
+
+/** Exchanges an API token for a session id (the value of the httpOnly cookie). */
+export async function signIn(db: Db, token: string): Promise<{ sessionId: string; principal: Principal; maxAgeSeconds: number }> {
+  const principal = await principalFromToken(db, token.trim());
+  if (!principal) throw new AppError("UNAUTHORIZED", "That token is not valid.");
+  const sessionId = randomToken("obs");
+  const now = Date.now();
+  await db.query("insert into web_sessions (id_hash, api_key_id, created_at, expires_at) values ($1, $2, $3, $4)", [
+    sha256(sessionId),
+    principal.keyId,
+    now,
+    now + SESSION_TTL_MS,
+  ]);
+  return { sessionId, principal, maxAgeSeconds: SESSION_TTL_MS / 1000 };
+}
+
+export async function signOut(db: Db, sessionId: string): Promise<void> {
+  await db.query("delete from web_sessions where id_hash = $1", [sha256(sessionId)]);
+}
+
+export function requireAuth(principal: Principal | null): Principal {
+  if (!principal) throw new AppError("UNAUTHORIZED", "Sign in or send an API key as a Bearer token.");
+  return principal;
+}
+
+export function requirePermission(principal: Principal | null, permission: Permission): Principal {
+  const p = requireAuth(principal);
+  if (!p.permissions.has(permission)) throw new AppError("FORBIDDEN", `This needs the permission ${permission}.`);
+  return p;
+}
+
+export async function createUser(db: Db, name: string, role: "admin" | "member"): Promise<string> {
+  const id = `usr_${randomUUID()}`;
+  await db.query("insert into users (id, name, role, created_at) values ($1, $2, $3, $4)", [id, name, role, Date.now()]);
+  return id;
+}
+
+export async function createApiKey(
+  db: Db,
+  userId: string,
+  name: string,
+  permissions: readonly Permission[],
+  token = randomToken("obk"),
+): Promise<{ id: string; token: string }> {
+  const unknown = permissions.filter((p) => !PERMISSIONS.includes(p));
+  if (unknown.length) throw new AppError("BAD_REQUEST", `permissions: unknown ${unknown.join(", ")}`);
+  const id = `key_${randomUUID()}`;
+  await db.query(
+    "insert into api_keys (id, user_id, name, token_hash, permissions, created_at) values ($1, $2, $3, $4, $5, $6)",
+    [id, userId, name, sha256(token), JSON.stringify(permissions), Date.now()],
+  );
+  return { id, token };
+}
+
+/**
+ * Makes sure an admin can sign in. With `fixedToken` (OPENBOT_ADMIN_TOKEN) that token is an admin key,
+ * created once. Without it, the first start creates a token, writes it to `<dataDir>/admin-token`
+ * (mode 0600) and returns it so the caller prints it once; only its hash is stored.
+ */
+export async function bootstrapAdmin(db: Db, dataDir: string, fixedToken?: string): Promise<{ createdToken?: string }> {
+  if (fixedToken) {
+    if (await principalFromToken(db, fixedToken)) return {};
+    const userId = await adminUserId(db);
+    await createApiKey(db, userId, "OPENBOT_ADMIN_TOKEN", ALL_PERMISSIONS, fixedToken);
+    return {};
+  }
+  const existing = await db.query("select 1 from api_keys k join users u on u.id = k.user_id where u.role = 'admin' and k.revoked_at is null limit 1");
+  if (existing.length) return {};
+  const userId = await adminUserId(db);
+  const { token } = await createApiKey(db, userId, "First admin token", ALL_PERMISSIONS);
+  mkdirSync(dataDir, { recursive: true });
+  const file = path.join(dataDir, "admin-token");
+  writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  if (existsSync(file)) chmodSync(file, 0o600);
+  return { createdToken: token };
+}
+
+async function adminUserId(db: Db): Promise<string> {
+  const rows = await db.query<{ id: string }>("select id from users where role = 'admin' order by created_at limit 1");
+  return rows[0]?.id ?? createUser(db, "Admin", "admin");
+}

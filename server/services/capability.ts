@@ -1,0 +1,22 @@
+/**
+ * The one capability check for every App call, whether a normal tool call or a call from a program:
+ * the caller needs `apps.use`, then the tool's policy decides (action `apps.call`, target
+ * `<connectionId>/<toolName>`).
+ */
+import type { ToolEntry } from "../apps/registry";
+import type { Principal } from "./auth";
+
+export type CapabilityVerdict =
+  | { verdict: "allow" }
+  | { verdict: "ask"; capability: { action: "apps.call"; target: string } }
+  | { verdict: "deny"; message: string };
+
+export function checkAppCall(principal: Principal, entry: ToolEntry): CapabilityVerdict {
+  if (!principal.permissions.has("apps.use")) {
+    return { verdict: "deny", message: "The caller lacks the permission apps.use." };
+  }
+  const target = `${entry.connectionId}/${entry.name}`;
+  if (entry.policy === "deny") return { verdict: "deny", message: `The policy of ${entry.binding} denies this call.` };
+  if (entry.policy === "ask") return { verdict: "ask", capability: { action: "apps.call", target } };
+  return { verdict: "allow" };
+}

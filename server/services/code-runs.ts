@@ -1,0 +1,476 @@
+/**
+ * Code runs: a program and the record of all its calls. The server is the source of truth for the run's
+ * time, seed, limits, bindings and replay log, so any host (the page's worker or the server runner)
+ * can run an attempt and behave the same. Every nested call comes through `handleCall`: replay check
+ * against the record, capability check, the App call, and persistence of its outcome and completion
+ * order. Code, arguments, results and logs are stored encrypted.
+ */
+import { randomInt, randomUUID } from "node:crypto";
+import {
+  type AppOperationView,
+  type CodeRunCallView,
+  type CodeRunRecord,
+  type CodeRunResult,
+  type CodeRunStatus,
+  type RunTicket,
+  startRunInput,
+} from "@/contracts/code-run";
+import type {
+  CallOutcome,
+  CallRequest,
+  EngineLimits,
+  FailureReason,
+  HostCallAnswer,
+  RecordedCall,
+  RunOutcome,
+} from "@/contracts/engine";
+import { canonicalJson } from "@/worker/canonical-json";
+import { AppCallError, type ToolEntry } from "../apps/registry";
+import { sha256 } from "../crypto";
+import { logEvent, logFailure } from "../log";
+import type { Platform } from "../platform";
+import { type Principal, requirePermission } from "./auth";
+import { checkAppCall } from "./capability";
+import { ownedChat, readableChat, touchChat } from "./chats";
+import { AppError, invalidInput } from "./errors";
+import { readSettings } from "./settings";
+import { transpileTypeScript } from "./transpile";
+
+/** Largest argument or result JSON the server accepts or hands to a program. */
+const MAX_CALL_JSON = 8 * 1024 * 1024;
+
+const SAFE_MESSAGES: Record<FailureReason, string> = {
+  Error: "The program threw an error it did not catch.",
+  Timeout: "The program used all of its time.",
+  Memory: "The program used all of its memory.",
+  OutputTooLarge: "The program returned more data than outputBytes allows.",
+  ReplayMismatch: "The program made a different call than in its earlier run.",
+  Cancelled: "The program was stopped.",
+  Unavailable: "OpenBot could not run or store the program, or Code Mode is off.",
+  Interrupted: "The program's caller or a stored step is gone.",
+};
+
+interface RunRow {
+  id: string;
+  execution_id: string;
+  chat_id: string;
+  turn_id: string | null;
+  call_id: string | null;
+  created_by: string;
+  status: CodeRunStatus;
+  language: "javascript" | "typescript";
+  code_enc: string;
+  reason_enc: string;
+  run_time: string | number;
+  seed: string | number;
+  limits: string;
+  bindings: string;
+  attempt: number;
+  host: string;
+  result_enc: string | null;
+  failure_reason: FailureReason | null;
+  error_id: string | null;
+  created_at: string | number;
+  updated_at: string | number;
+}
+
+interface CallRow {
+  run_id: string;
+  idx: number;
+  binding: string;
+  source: string;
+  args_enc: string;
+  args_digest: string;
+  operation_id: string | null;
+  outcome_enc: string | null;
+  rejection: string | null;
+  completed_seq: number | null;
+}
+
+interface OperationRow {
+  id: string;
+  execution_id: string;
+  status: AppOperationView["status"];
+  result_enc: string | null;
+  started_at: string | number;
+  finished_at: string | number | null;
+}
+
+export interface ServiceContext {
+  platform: Platform;
+  principal: Principal | null;
+}
+
+const seal = (ctx: ServiceContext, table: string, id: string, column: string, value: unknown) =>
+  ctx.platform.seal(`${table}:${id}:${column}`, JSON.stringify(value));
+const open = <T>(ctx: ServiceContext, table: string, id: string, column: string, value: string): T =>
+  JSON.parse(ctx.platform.open(`${table}:${id}:${column}`, value)) as T;
+
+/** Creates a run and hands back what a host needs to run its first attempt. */
+export async function startRun(
+  ctx: ServiceContext,
+  input: unknown,
+  host: "browser" | "server",
+): Promise<{ ticket: RunTicket | null; record: CodeRunRecord }> {
+  const p = requirePermission(ctx.principal, "apps.use");
+  const parsed = startRunInput.safeParse(input);
+  if (!parsed.success) throw invalidInput(parsed.error.issues);
+  const { chatId, code, reason, language } = parsed.data;
+  const { db } = ctx.platform;
+  await ownedChat(db, p, chatId);
+  const settings = await readSettings(db);
+  const limits: EngineLimits = {
+    timeoutMs: settings.codeMode.timeoutMs,
+    memoryMb: settings.codeMode.memoryMb,
+    outputBytes: settings.codeMode.outputBytes,
+    maxPendingCalls: settings.codeMode.maxPendingCalls,
+  };
+  const bindings = ctx.platform.apps.tools().map((t) => t.binding);
+  const id = `run_${randomUUID()}`;
+  const now = Date.now();
+  const time = now;
+  const seed = randomInt(1, 2 ** 31 - 1);
+  await db.query(
+    `insert into code_runs (id, execution_id, chat_id, created_by, status, language, code_enc, reason_enc,
+       run_time, seed, limits, bindings, host, created_at, updated_at)
+     values ($1, $2, $3, $4, 'Running', $5, $6, $7, $8, $9, $10, $11, $12, $13, $13)`,
+    [
+      id,
+      `exe_${randomUUID()}`,
+      chatId,
+      p.userId,
+      language,
+      seal(ctx, "code_runs", id, "code", code),
+      seal(ctx, "code_runs", id, "reason", reason),
+      time,
+      seed,
+      JSON.stringify(limits),
+      JSON.stringify(bindings),
+      host,
+      now,
+    ],
+  );
+  await touchChat(db, chatId);
+  if (!settings.codeMode.enabled) {
+    await failRun(ctx, id, "Unavailable", "Code Mode is off: an admin can turn it on in Admin → Settings.", []);
+    return { ticket: null, record: await getRun(ctx, id) };
+  }
+  let js = code;
+  if (language === "typescript") {
+    const out = await transpileTypeScript(code);
+    if (!out.ok) {
+      await failRun(ctx, id, "Error", out.message, []);
+      return { ticket: null, record: await getRun(ctx, id) };
+    }
+    js = out.code;
+  }
+  const ticket: RunTicket = {
+    runId: id,
+    attempt: 1,
+    input: { code: js, time, seed, limits, bindings, vaultNames: [], replay: await replayLog(ctx, id) },
+  };
+  return { ticket, record: await getRun(ctx, id) };
+}
+
+async function loadRun(ctx: ServiceContext, runId: string): Promise<RunRow> {
+  const rows = await ctx.platform.db.query<RunRow>("select * from code_runs where id = $1", [runId]);
+  if (!rows[0]) throw new AppError("NOT_FOUND", "No such code run.");
+  return rows[0];
+}
+
+/** The run if the caller may act on it: apps.use and the right to run programs in its chat now. */
+async function runForHost(ctx: ServiceContext, runId: string, attempt: number): Promise<{ run: RunRow; principal: Principal }> {
+  const principal = requirePermission(ctx.principal, "apps.use");
+  const run = await loadRun(ctx, runId);
+  await ownedChat(ctx.platform.db, principal, run.chat_id).catch(() => {
+    throw new AppError("NOT_FOUND", "No such code run.");
+  });
+  if (run.attempt !== attempt) throw new AppError("CONFLICT", `This is attempt ${attempt}; the run is at attempt ${run.attempt}.`);
+  return { run, principal };
+}
+
+/** The recorded outcomes of a run and the order they completed in: what a re-run replays. */
+export async function replayLog(ctx: ServiceContext, runId: string): Promise<RunTicket["input"]["replay"]> {
+  const rows = await ctx.platform.db.query<CallRow>(
+    "select * from code_run_calls where run_id = $1 and outcome_enc is not null order by idx",
+    [runId],
+  );
+  if (rows.length === 0) return undefined;
+  const calls: RecordedCall[] = rows.map((r) => ({
+    index: r.idx,
+    binding: r.binding,
+    argsJson: open<string>(ctx, "code_run_calls", `${runId}:${r.idx}`, "args", r.args_enc),
+    outcome: open<CallOutcome>(ctx, "code_run_calls", `${runId}:${r.idx}`, "outcome", r.outcome_enc!),
+  }));
+  const completionOrder = [...rows].sort((a, b) => (a.completed_seq ?? 0) - (b.completed_seq ?? 0)).map((r) => r.idx);
+  return { calls, completionOrder };
+}
+
+/**
+ * One nested call of a running program. The answer is the call's outcome (sent now or replayed from
+ * the record), a pause for a decision, or a stop.
+ */
+export async function handleCall(ctx: ServiceContext, runId: string, attempt: number, call: CallRequest): Promise<HostCallAnswer> {
+  const { run, principal } = await runForHost(ctx, runId, attempt);
+  if (run.status !== "Running") {
+    return { type: "stop", reason: "Cancelled", message: `The run is ${run.status}, not running.` };
+  }
+  if (call.argsJson.length > MAX_CALL_JSON) {
+    return failedOutcome("invalid_arguments", `The arguments are larger than ${MAX_CALL_JSON} bytes.`);
+  }
+  let argsJson: string;
+  try {
+    argsJson = canonicalJson(call.argsJson);
+  } catch {
+    return failedOutcome("invalid_arguments", "The arguments are not JSON.");
+  }
+  const digest = sha256(`${call.binding}\n${argsJson}`);
+  const { db } = ctx.platform;
+  const existing = (await db.query<CallRow>("select * from code_run_calls where run_id = $1 and idx = $2", [runId, call.index]))[0];
+  if (existing) {
+    if (existing.args_digest !== digest) {
+      const message = `Call ${call.index} is ${call.binding} with other arguments than the recorded ${existing.binding}; nothing was sent.`;
+      await failRun(ctx, runId, "ReplayMismatch", message, []);
+      return { type: "stop", reason: "ReplayMismatch", message };
+    }
+    if (existing.outcome_enc) return open<CallOutcome>(ctx, "code_run_calls", `${runId}:${call.index}`, "outcome", existing.outcome_enc);
+    return { type: "stop", reason: "Unavailable", message: `Call ${call.index} was sent but its outcome is unknown.` };
+  }
+  const bindings = JSON.parse(run.bindings) as string[];
+  const entry = bindings.includes(call.binding) ? ctx.platform.apps.resolve(call.binding) : undefined;
+  const source = entry
+    ? { connectionId: entry.connectionId, connectionName: entry.connectionName, name: entry.name }
+    : { connectionId: "", connectionName: "", name: call.binding };
+  const rowId = `${runId}:${call.index}`;
+  await db.query(
+    `insert into code_run_calls (run_id, idx, binding, source, args_enc, args_digest, created_at)
+     values ($1, $2, $3, $4, $5, $6, $7)`,
+    [runId, call.index, call.binding, JSON.stringify(source), seal(ctx, "code_run_calls", rowId, "args", argsJson), digest, Date.now()],
+  );
+  if (!entry) {
+    return recordOutcome(ctx, runId, call.index, failedOutcome("unavailable", `${call.binding} is not available now.`), {
+      name: "AppCallFailed",
+      message: `${call.binding} is not available now.`,
+    });
+  }
+  const verdict = checkAppCall(principal, entry);
+  if (verdict.verdict === "deny") {
+    const outcome: CallOutcome = { type: "error", name: "AppCallDenied", message: verdict.message, details: { binding: call.binding } };
+    return recordOutcome(ctx, runId, call.index, outcome, { name: "AppCallDenied", message: verdict.message });
+  }
+  if (verdict.verdict === "ask") {
+    const message = `${call.binding} needs a person's decision, and this run cannot wait for one yet.`;
+    const outcome: CallOutcome = { type: "error", name: "AppCallDenied", message, details: { binding: call.binding, target: verdict.capability.target } };
+    return recordOutcome(ctx, runId, call.index, outcome, { name: "AppCallDenied", message });
+  }
+  return sendCall(ctx, run, call.index, entry, argsJson);
+}
+
+function failedOutcome(reason: string, message: string): CallOutcome {
+  return { type: "error", name: "AppCallFailed", message, details: { reason } };
+}
+
+/** Sends an allowed call to its App, recording the App operation before and after. */
+async function sendCall(ctx: ServiceContext, run: RunRow, index: number, entry: ToolEntry, argsJson: string): Promise<CallOutcome> {
+  const { db } = ctx.platform;
+  const opId = `op_${randomUUID()}`;
+  const startedAt = Date.now();
+  await db.query(
+    `insert into app_operations (id, execution_id, chat_id, run_id, call_index, connection_id, tool, status, args_enc, started_at)
+     values ($1, $2, $3, $4, $5, $6, $7, 'Running', $8, $9)`,
+    [opId, `exe_${randomUUID()}`, run.chat_id, run.id, index, entry.connectionId, entry.name, seal(ctx, "app_operations", opId, "args", argsJson), startedAt],
+  );
+  await db.query("update code_run_calls set operation_id = $1 where run_id = $2 and idx = $3", [opId, run.id, index]);
+  let outcome: CallOutcome;
+  let stored: unknown;
+  let status: "Completed" | "Failed";
+  let errorReason: string | null = null;
+  try {
+    const result = await ctx.platform.apps.call(entry, JSON.parse(argsJson));
+    const resultJson = JSON.stringify(result);
+    if (resultJson.length > MAX_CALL_JSON) throw new AppCallError("tool_error", `The result is larger than ${MAX_CALL_JSON} bytes.`);
+    outcome = { type: "ok", resultJson };
+    stored = result;
+    status = "Completed";
+  } catch (error) {
+    const reason = error instanceof AppCallError ? error.reason : "unavailable";
+    const message = error instanceof AppCallError ? error.message : "The App could not be reached.";
+    if (!(error instanceof AppCallError)) logFailure("app_call_failed", error, { runId: run.id, index });
+    const details: Record<string, unknown> = { reason };
+    if (error instanceof AppCallError && error.result !== undefined) details.result = error.result;
+    outcome = { type: "error", name: "AppCallFailed", message, details };
+    stored = { error: { name: "AppCallFailed", message, details } };
+    status = "Failed";
+    errorReason = reason;
+  }
+  await db.query("update app_operations set status = $1, result_enc = $2, error_reason = $3, finished_at = $4 where id = $5", [
+    status,
+    seal(ctx, "app_operations", opId, "result", stored),
+    errorReason,
+    Date.now(),
+    opId,
+  ]);
+  return recordOutcome(ctx, run.id, index, outcome, null);
+}
+
+/** Stores a call's outcome with its place in the completion order. */
+async function recordOutcome(
+  ctx: ServiceContext,
+  runId: string,
+  index: number,
+  outcome: CallOutcome,
+  rejection: { name: string; message: string } | null,
+): Promise<CallOutcome> {
+  const { db } = ctx.platform;
+  const [seq] = await db.query<{ completions: number }>(
+    "update code_runs set completions = completions + 1, updated_at = $2 where id = $1 returning completions",
+    [runId, Date.now()],
+  );
+  await db.query("update code_run_calls set outcome_enc = $1, completed_seq = $2, rejection = $3 where run_id = $4 and idx = $5", [
+    seal(ctx, "code_run_calls", `${runId}:${index}`, "outcome", outcome),
+    seq?.completions ?? 0,
+    rejection ? JSON.stringify(rejection) : null,
+    runId,
+    index,
+  ]);
+  return outcome;
+}
+
+/** Stores the end of an attempt as its host reports it. */
+export async function finishRun(ctx: ServiceContext, runId: string, attempt: number, outcome: RunOutcome): Promise<CodeRunRecord> {
+  const { run } = await runForHost(ctx, runId, attempt);
+  if (run.status !== "Running") return getRun(ctx, runId);
+  if (outcome.status === "completed") {
+    const limits = JSON.parse(run.limits) as EngineLimits;
+    if (new TextEncoder().encode(outcome.valueJson).length > limits.outputBytes) {
+      await failRun(ctx, runId, "OutputTooLarge", `The value is larger than outputBytes (${limits.outputBytes}).`, outcome.logs);
+    } else {
+      const value: unknown = outcome.valueJson === undefined || outcome.valueJson === "" ? null : JSON.parse(outcome.valueJson);
+      const result: CodeRunResult = { _tag: "Completed", value, logs: outcome.logs, output: outcome.output };
+      await ctx.platform.db.query("update code_runs set status = 'Completed', result_enc = $1, updated_at = $2 where id = $3 and status = 'Running'", [
+        seal(ctx, "code_runs", runId, "result", result),
+        Date.now(),
+        runId,
+      ]);
+    }
+  } else if (outcome.status === "failed") {
+    await failRun(ctx, runId, outcome.reason, outcome.message, outcome.logs);
+  } else {
+    await ctx.platform.db.query("update code_runs set status = 'Waiting', updated_at = $1 where id = $2 and status = 'Running'", [Date.now(), runId]);
+  }
+  return getRun(ctx, runId);
+}
+
+/** Ends a run as Failed. The message kept in the record is the engine's (host-safe) text; the cause is logged by error id. */
+export async function failRun(
+  ctx: ServiceContext,
+  runId: string,
+  reason: FailureReason,
+  message: string,
+  logs: RunOutcome["logs"],
+): Promise<void> {
+  const errorId = logFailure("code_run_failed", new Error(message), { runId, reason });
+  const status: CodeRunStatus = reason === "Cancelled" ? "Cancelled" : "Failed";
+  const result: CodeRunResult = { _tag: "Failed", reason, errorId, message: message || SAFE_MESSAGES[reason], logs };
+  await ctx.platform.db.query(
+    `update code_runs set status = $1, failure_reason = $2, error_id = $3, result_enc = $4, updated_at = $5
+     where id = $6 and status in ('Running', 'Waiting')`,
+    [status, reason, errorId, seal(ctx, "code_runs", runId, "result", result), Date.now(), runId],
+  );
+}
+
+/** Runs a program on the server's runner (no browser) and answers with its record. */
+export async function runOnServer(ctx: ServiceContext, input: unknown): Promise<CodeRunRecord> {
+  const { ticket, record } = await startRun(ctx, input, "server");
+  if (!ticket) return record;
+  return runTicketOnServer(ctx, ticket);
+}
+
+export async function runTicketOnServer(ctx: ServiceContext, ticket: RunTicket): Promise<CodeRunRecord> {
+  const controller = new AbortController();
+  ctx.platform.activeRuns.set(ticket.runId, controller);
+  try {
+    const outcome = await ctx.platform.runner.run(ticket.input, {
+      call: (req) =>
+        handleCall(ctx, ticket.runId, ticket.attempt, req).catch((error: unknown): HostCallAnswer => {
+          logFailure("code_run_call_failed", error, { runId: ticket.runId, index: req.index });
+          return { type: "stop", reason: "Unavailable", message: "OpenBot could not store this call." };
+        }),
+      signal: controller.signal,
+    });
+    return await finishRun(ctx, ticket.runId, ticket.attempt, outcome);
+  } finally {
+    ctx.platform.activeRuns.delete(ticket.runId);
+  }
+}
+
+export async function cancelRun(ctx: ServiceContext, runId: string): Promise<CodeRunRecord> {
+  const principal = requirePermission(ctx.principal, "apps.use");
+  const run = await loadRun(ctx, runId);
+  await ownedChat(ctx.platform.db, principal, run.chat_id).catch(() => {
+    throw new AppError("NOT_FOUND", "No such code run.");
+  });
+  ctx.platform.activeRuns.get(runId)?.abort();
+  await failRun(ctx, runId, "Cancelled", "The program was stopped.", []);
+  logEvent("code_run_cancelled", { runId });
+  return getRun(ctx, runId);
+}
+
+/** The record, if the caller has apps.use and may read the run's chat now. */
+export async function getRun(ctx: ServiceContext, runId: string): Promise<CodeRunRecord> {
+  const p = requirePermission(ctx.principal, "apps.use");
+  const run = (await ctx.platform.db.query<RunRow>("select * from code_runs where id = $1", [runId]))[0];
+  if (!run) throw new AppError("NOT_FOUND", "No such code run.");
+  await readableChat(ctx.platform.db, p, run.chat_id).catch(() => {
+    throw new AppError("NOT_FOUND", "No such code run.");
+  });
+  return toRecord(ctx, run);
+}
+
+export async function listRuns(ctx: ServiceContext, chatId: string): Promise<CodeRunRecord[]> {
+  const p = requirePermission(ctx.principal, "apps.use");
+  await readableChat(ctx.platform.db, p, chatId);
+  const rows = await ctx.platform.db.query<RunRow>("select * from code_runs where chat_id = $1 order by created_at, id", [chatId]);
+  return Promise.all(rows.map((r) => toRecord(ctx, r)));
+}
+
+async function toRecord(ctx: ServiceContext, run: RunRow): Promise<CodeRunRecord> {
+  const { db } = ctx.platform;
+  const calls = await db.query<CallRow>("select * from code_run_calls where run_id = $1 order by idx", [run.id]);
+  const ops = await db.query<OperationRow>("select id, execution_id, status, result_enc, started_at, finished_at from app_operations where run_id = $1", [run.id]);
+  const opById = new Map(ops.map((o) => [o.id, o]));
+  return {
+    id: run.id,
+    executionId: run.execution_id,
+    chat: run.chat_id,
+    session: run.chat_id,
+    turn: run.turn_id,
+    callId: run.call_id,
+    status: run.status,
+    language: run.language,
+    code: open<string>(ctx, "code_runs", run.id, "code", run.code_enc),
+    reason: open<string>(ctx, "code_runs", run.id, "reason", run.reason_enc),
+    calls: calls.map((c) => {
+      const op = c.operation_id ? opById.get(c.operation_id) : undefined;
+      return {
+        index: c.idx,
+        binding: c.binding,
+        source: JSON.parse(c.source) as CodeRunCallView["source"],
+        app: op
+          ? {
+              id: op.id,
+              executionId: op.execution_id,
+              status: op.status,
+              result: op.result_enc ? open<unknown>(ctx, "app_operations", op.id, "result", op.result_enc) : null,
+              startedAt: Number(op.started_at),
+              finishedAt: op.finished_at === null ? null : Number(op.finished_at),
+            }
+          : null,
+        rejection: c.rejection ? (JSON.parse(c.rejection) as { name: string; message: string }) : null,
+      };
+    }),
+    result: run.result_enc ? open<CodeRunResult>(ctx, "code_runs", run.id, "result", run.result_enc) : null,
+    createdAt: Number(run.created_at),
+    updatedAt: Number(run.updated_at),
+  };
+}

@@ -1,0 +1,100 @@
+/**
+ * The foundation story in a real browser: sign in with the admin token, turn Code Mode on in
+ * Admin → Settings, create a chat, run the seeds' calendar program in the page's Web Worker (QuickJS),
+ * whose calls reach the built-in Work calendar MCP app through tRPC, and see the titles.
+ */
+import { expect, type Page, test } from "@playwright/test";
+import { E2E_ADMIN_TOKEN } from "../../playwright.config";
+
+const PROGRAM = `const [today, tomorrow] = await Promise.all([
+  apps.work_calendar.list_events({ day: "2026-10-23" }),
+  apps.work_calendar.list_events({ day: "2026-10-24" }),
+])
+const busy = [today, tomorrow].flatMap((result) => result.structuredContent.events)
+console.log("events", busy.length)
+return busy.filter((event) => event.attendees > 10).map((event) => event.title)`;
+
+async function signIn(page: Page) {
+  await page.goto("/");
+  await page.getByLabel("Token").fill(E2E_ADMIN_TOKEN);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await expect(page.getByTestId("signed-in-as")).toBeVisible();
+}
+
+async function setCodeMode(page: Page, enabled: boolean) {
+  await page.getByRole("link", { name: "Admin · Settings" }).click();
+  const box = page.getByLabel("Code Mode enabled");
+  await expect(box).toBeVisible();
+  if ((await box.isChecked()) !== enabled) await box.click();
+  await page.getByRole("button", { name: "Save" }).click();
+  await expect(page.getByTestId("settings-notice")).toContainText("Saved");
+}
+
+async function newChatAndRun(page: Page, program: string) {
+  await page.getByRole("link", { name: "Chats" }).click();
+  await page.getByRole("button", { name: "New chat" }).click();
+  await expect(page).toHaveURL(/\/chats\/chat_/);
+  await expect(page.getByTestId("manual-mode")).toBeVisible();
+  await page.getByLabel("Program").fill(program);
+  await page.getByLabel("Reason").fill("Busy meetings");
+  await page.getByRole("button", { name: "Run program" }).click();
+}
+
+test("sign in, enable Code Mode, run the calendar program in the page's worker", async ({ page }) => {
+  const errors: string[] = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  await signIn(page);
+  await setCodeMode(page, true);
+  await newChatAndRun(page, PROGRAM);
+
+  const card = page.getByTestId("run-card").last();
+  await expect(card).toHaveAttribute("data-status", "Completed");
+  await expect(card.getByTestId("run-value")).toContainText("Quarterly planning");
+  await expect(card.getByTestId("run-logs")).toContainText(/events \d+/);
+  const calls = card.getByTestId("run-calls");
+  await expect(calls).toContainText("apps.work_calendar.list_events");
+  await expect(calls.locator("tbody tr")).toHaveCount(2);
+  expect(errors).toEqual([]);
+
+  // The record is the same one the API reads.
+  const chatId = page.url().split("/chats/")[1]!;
+  const response = await page.request.get(`/v1/chats/${chatId}/code-runs`);
+  expect(response.status()).toBe(200);
+  const runs = (await response.json()) as { status: string; calls: { binding: string }[] }[];
+  expect(runs.at(-1)?.status).toBe("Completed");
+  expect(runs.at(-1)?.calls.map((c) => c.binding)).toEqual(["work_calendar.list_events", "work_calendar.list_events"]);
+});
+
+test("with Code Mode off the run fails with Unavailable", async ({ page }) => {
+  await signIn(page);
+  await setCodeMode(page, false);
+  await newChatAndRun(page, "return 1");
+  const card = page.getByTestId("run-card").last();
+  await expect(card).toHaveAttribute("data-status", "Failed");
+  await expect(card.getByTestId("run-failure")).toContainText("Unavailable");
+  await setCodeMode(page, true);
+});
+
+test("settings form: a clear message per invalid field, and a version conflict shows the newer values", async ({ page }) => {
+  await signIn(page);
+  await page.getByRole("link", { name: "Admin · Settings" }).click();
+  await page.getByLabel("Time limit (ms)").fill("50");
+  await expect(page.getByText("timeoutMs must be between 100 and 60000")).toBeVisible();
+  await expect(page.getByRole("button", { name: "Save" })).toBeDisabled();
+  await page.getByLabel("Time limit (ms)").fill("12000");
+  await expect(page.getByRole("button", { name: "Save" })).toBeEnabled();
+
+  // Someone else saves first, through the API.
+  const current = await (await page.request.get("/v1/platform/settings")).json();
+  const other = await page.request.patch("/v1/platform/settings", {
+    data: { expectedVersion: current.version, codeMode: { memoryMb: 96 } },
+  });
+  expect(other.status()).toBe(200);
+
+  await page.getByRole("button", { name: "Save" }).click();
+  await expect(page.getByTestId("settings-notice")).toContainText("changed the settings meanwhile");
+  await expect(page.getByLabel("Memory (MB)")).toHaveValue("96");
+  const after = await (await page.request.get("/v1/platform/settings")).json();
+  expect(after.codeMode.timeoutMs).not.toBe(12000);
+  expect(after.codeMode.memoryMb).toBe(96);
+});

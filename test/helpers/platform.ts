@@ -1,0 +1,62 @@
+/**
+ * A real platform for service tests: PGlite (on disk in a temp data dir, or in memory), the built-in MCP
+ * apps over their real transport, and the Node worker-thread runner. Procedures are called through
+ * tRPC's createCaller, with no HTTP.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { appRouter } from "@/server/api/root";
+import { createContextInner } from "@/server/api/trpc";
+import { readEnv } from "@/server/env";
+import { createPlatform, type Platform } from "@/server/platform";
+import { type Principal, principalFromToken } from "@/server/services/auth";
+
+export const ADMIN_TOKEN = "obk_test-admin-token-0123456789";
+
+export interface TestPlatform {
+  platform: Platform;
+  dataDir: string;
+  caller(principal: Principal | null): ReturnType<typeof appRouter.createCaller>;
+  admin: Principal;
+  close(): Promise<void>;
+}
+
+export async function startTestPlatform(options: { inMemoryDb?: boolean; env?: Record<string, string> } = {}): Promise<TestPlatform> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), "openbot-test-"));
+  const env = readEnv({ OPENBOT_DATA_DIR: dataDir, OPENBOT_ADMIN_TOKEN: ADMIN_TOKEN, ...options.env });
+  const platform = await createPlatform({ env, inMemoryDb: options.inMemoryDb ?? true });
+  const admin = (await principalFromToken(platform.db, ADMIN_TOKEN))!;
+  return {
+    platform,
+    dataDir,
+    admin,
+    caller: (principal) => appRouter.createCaller(createContextInner(platform, principal)),
+    async close() {
+      await platform.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Makes a person with a key of the given permissions and returns their principal. */
+export async function makePerson(
+  t: TestPlatform,
+  role: "admin" | "member",
+  permissions: string[] = ["apps.use", "sessions.read", "sessions.write"],
+): Promise<Principal> {
+  const caller = t.caller(t.admin);
+  const { id } = await caller.users.create({ name: `${role} person`, role });
+  const { token } = await caller.apiKeys.create({ userId: id, name: "test", permissions });
+  return (await principalFromToken(t.platform.db, token))!;
+}
+
+export const CALENDAR_PROGRAM = `const [today, tomorrow] = await Promise.all([
+  apps.work_calendar.list_events({ day: "2026-10-23" }),
+  apps.work_calendar.list_events({ day: "2026-10-24" }),
+])
+const busy = [today, tomorrow].flatMap(
+  (result) => result.structuredContent.events,
+)
+console.log("events", busy.length)
+return busy.filter((event) => event.attendees > 10).map((event) => event.title)`;
