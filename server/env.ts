@@ -20,7 +20,7 @@ const schema = z.object({
 
 export type Env = z.infer<typeof schema> & { dataDir: string };
 
-export function readEnv(source: NodeJS.ProcessEnv = process.env): Env {
+export function readEnv(source: Record<string, string | undefined> = process.env): Env {
   const parsed = schema.safeParse({
     OPENBOT_DATA_DIR: source.OPENBOT_DATA_DIR || undefined,
     OPENBOT_ADMIN_TOKEN: source.OPENBOT_ADMIN_TOKEN || undefined,

@@ -3,6 +3,8 @@
  * once per process and kept on globalThis, because Next loads instrumentation, route handlers and pages
  * as separate module instances. Tests make their own with `createPlatform`.
  */
+import { EventEmitter } from "node:events";
+import path from "node:path";
 import { SandboxSupervisor } from "@/worker/supervisor";
 import { spawnNodeWorker } from "@/worker/node-port";
 import { AppRegistry } from "./apps/registry";
@@ -11,10 +13,9 @@ import { type Db, openDb } from "./db/client";
 import { migrate } from "./db/migrate";
 import { type Env, readEnv } from "./env";
 import { loadKeyRing } from "./keys";
-import { logEvent } from "./log";
+import { logEvent, logFailure } from "./log";
 import { bootstrapAdmin } from "./services/auth";
 import { readSettings } from "./services/settings";
-import path from "node:path";
 
 export interface Platform {
   env: Env;
@@ -24,6 +25,12 @@ export interface Platform {
   runner: SandboxSupervisor;
   /** Server-side runs in progress, by run id: aborting one cancels it. */
   activeRuns: Map<string, AbortController>;
+  /** Record changes (`run` events with runId/chatId) for live views. */
+  events: EventEmitter;
+  /** Keeps background work (re-runs after a decision) observable; failures are logged. */
+  track(work: Promise<unknown>): void;
+  /** Resolves when all tracked background work has settled (tests, shutdown). */
+  settled(): Promise<void>;
   seal(aad: string, plaintext: string): string;
   open(aad: string, value: string): string;
   close(): Promise<void>;
@@ -53,6 +60,9 @@ export async function createPlatform(options: CreatePlatformOptions = {}): Promi
     const apps = await AppRegistry.start({ db, dataDir: env.dataDir });
     const runner = new SandboxSupervisor({ spawn: spawnNodeWorker });
     const activeRuns = new Map<string, AbortController>();
+    const events = new EventEmitter();
+    events.setMaxListeners(0);
+    const background = new Set<Promise<unknown>>();
     return {
       env,
       db,
@@ -60,11 +70,20 @@ export async function createPlatform(options: CreatePlatformOptions = {}): Promi
       apps,
       runner,
       activeRuns,
+      events,
+      track(work) {
+        const tracked = work.catch((error: unknown) => logFailure("background_failed", error)).finally(() => background.delete(tracked));
+        background.add(tracked);
+      },
+      async settled() {
+        while (background.size) await Promise.allSettled([...background]);
+      },
       createdAdminToken: createdToken,
       seal: (aad, plaintext) => encrypt(keys, plaintext, aad),
       open: (aad, value) => decrypt(keys, value, aad),
       async close() {
         for (const c of activeRuns.values()) c.abort();
+        await Promise.allSettled([...background]);
         runner.dispose();
         await apps.close();
         await db.close();

@@ -2,6 +2,7 @@
 import { authRouter } from "./routers/auth";
 import { chatsRouter } from "./routers/chats";
 import { codeRunsRouter } from "./routers/code-runs";
+import { decisionsRouter } from "./routers/decisions";
 import { apiKeysRouter, usersRouter } from "./routers/people";
 import { settingsRouter } from "./routers/settings";
 import { createCallerFactory, createTRPCRouter } from "./trpc";
@@ -11,6 +12,7 @@ export const appRouter = createTRPCRouter({
   settings: settingsRouter,
   chats: chatsRouter,
   codeRuns: codeRunsRouter,
+  decisions: decisionsRouter,
   users: usersRouter,
   apiKeys: apiKeysRouter,
 });

@@ -45,6 +45,12 @@ export async function principalFromToken(db: Db, token: string): Promise<Princip
   return rows[0] ? toPrincipal(rows[0]) : null;
 }
 
+/** The principal of a stored API key id (a run resumed later acts as the key that started it). */
+export async function principalFromKeyId(db: Db, keyId: string): Promise<Principal | null> {
+  const rows = await db.query<KeyRow>(`${KEY_SELECT} where k.id = $1 and k.revoked_at is null`, [keyId]);
+  return rows[0] ? toPrincipal(rows[0]) : null;
+}
+
 export async function principalFromSession(db: Db, sessionId: string): Promise<Principal | null> {
   const rows = await db.query<KeyRow>(
     `${KEY_SELECT} join web_sessions s on s.api_key_id = k.id

@@ -29,7 +29,7 @@ import { AppCallError, type ToolEntry } from "../apps/registry";
 import { sha256 } from "../crypto";
 import { logEvent, logFailure } from "../log";
 import type { Platform } from "../platform";
-import { type Principal, requirePermission } from "./auth";
+import { type Principal, principalFromKeyId, requirePermission } from "./auth";
 import { checkAppCall } from "./capability";
 import { ownedChat, readableChat, touchChat } from "./chats";
 import { AppError, invalidInput } from "./errors";
@@ -57,6 +57,7 @@ interface RunRow {
   turn_id: string | null;
   call_id: string | null;
   created_by: string;
+  api_key_id: string | null;
   status: CodeRunStatus;
   language: "javascript" | "typescript";
   code_enc: string;
@@ -85,6 +86,7 @@ interface CallRow {
   outcome_enc: string | null;
   rejection: string | null;
   completed_seq: number | null;
+  decision_id: string | null;
 }
 
 interface OperationRow {
@@ -131,9 +133,9 @@ export async function startRun(
   const time = now;
   const seed = randomInt(1, 2 ** 31 - 1);
   await db.query(
-    `insert into code_runs (id, execution_id, chat_id, created_by, status, language, code_enc, reason_enc,
+    `insert into code_runs (id, execution_id, chat_id, created_by, api_key_id, status, language, code_enc, reason_enc,
        run_time, seed, limits, bindings, host, created_at, updated_at)
-     values ($1, $2, $3, $4, 'Running', $5, $6, $7, $8, $9, $10, $11, $12, $13, $13)`,
+     values ($1, $2, $3, $4, $14, 'Running', $5, $6, $7, $8, $9, $10, $11, $12, $13, $13)`,
     [
       id,
       `exe_${randomUUID()}`,
@@ -148,6 +150,7 @@ export async function startRun(
       JSON.stringify(bindings),
       host,
       now,
+      p.keyId,
     ],
   );
   await touchChat(db, chatId);
@@ -155,21 +158,61 @@ export async function startRun(
     await failRun(ctx, id, "Unavailable", "Code Mode is off: an admin can turn it on in Admin → Settings.", []);
     return { ticket: null, record: await getRun(ctx, id) };
   }
-  let js = code;
-  if (language === "typescript") {
-    const out = await transpileTypeScript(code);
+  const ticket = await ticketFor(ctx, await loadRun(ctx, id));
+  if (!ticket) return { ticket: null, record: await getRun(ctx, id) };
+  return { ticket, record: await getRun(ctx, id) };
+}
+
+/** What a host needs to run the run's current attempt; null when the program cannot even start (the run is failed). */
+async function ticketFor(ctx: ServiceContext, run: RunRow): Promise<RunTicket | null> {
+  let js = open<string>(ctx, "code_runs", run.id, "code", run.code_enc);
+  if (run.language === "typescript") {
+    const out = await transpileTypeScript(js);
     if (!out.ok) {
-      await failRun(ctx, id, "Error", out.message, []);
-      return { ticket: null, record: await getRun(ctx, id) };
+      await failRun(ctx, run.id, "Error", out.message, []);
+      return null;
     }
     js = out.code;
   }
-  const ticket: RunTicket = {
-    runId: id,
-    attempt: 1,
-    input: { code: js, time, seed, limits, bindings, vaultNames: [], replay: await replayLog(ctx, id) },
+  return {
+    runId: run.id,
+    attempt: run.attempt,
+    input: {
+      code: js,
+      time: Number(run.run_time),
+      seed: Number(run.seed),
+      limits: JSON.parse(run.limits) as EngineLimits,
+      bindings: JSON.parse(run.bindings) as string[],
+      vaultNames: [],
+      replay: await replayLog(ctx, run.id),
+    },
   };
-  return { ticket, record: await getRun(ctx, id) };
+}
+
+/**
+ * Runs the program again from the top on the server runner, once no decision of the run is pending.
+ * It acts as the API key that started the run; if that key is gone the run ends as Interrupted.
+ */
+export async function resumeRun(platform: Platform, runId: string): Promise<void> {
+  const { db } = platform;
+  const pending = await db.query("select 1 from decisions where run_id = $1 and status = 'pending'", [runId]);
+  if (pending.length) return;
+  const owner = (await db.query<{ api_key_id: string | null }>("select api_key_id from code_runs where id = $1", [runId]))[0];
+  const principal = owner?.api_key_id ? await principalFromKeyId(db, owner.api_key_id) : null;
+  const ctx: ServiceContext = { platform, principal };
+  if (!principal) {
+    await failRun(ctx, runId, "Interrupted", "The run's caller is gone, so it was not run again.", []);
+    return;
+  }
+  const rows = await db.query<RunRow>(
+    `update code_runs set attempt = attempt + 1, status = 'Running', host = 'server', updated_at = $2
+     where id = $1 and status = 'Waiting' returning *`,
+    [runId, Date.now()],
+  );
+  if (!rows[0]) return;
+  platform.events.emit("run", { runId, chatId: rows[0].chat_id });
+  const ticket = await ticketFor(ctx, rows[0]);
+  if (ticket) await runTicketOnServer(ctx, ticket);
 }
 
 async function loadRun(ctx: ServiceContext, runId: string): Promise<RunRow> {
@@ -212,7 +255,7 @@ export async function replayLog(ctx: ServiceContext, runId: string): Promise<Run
  */
 export async function handleCall(ctx: ServiceContext, runId: string, attempt: number, call: CallRequest): Promise<HostCallAnswer> {
   const { run, principal } = await runForHost(ctx, runId, attempt);
-  if (run.status !== "Running") {
+  if (run.status !== "Running" && run.status !== "Waiting") {
     return { type: "stop", reason: "Cancelled", message: `The run is ${run.status}, not running.` };
   }
   if (call.argsJson.length > MAX_CALL_JSON) {
@@ -227,15 +270,8 @@ export async function handleCall(ctx: ServiceContext, runId: string, attempt: nu
   const digest = sha256(`${call.binding}\n${argsJson}`);
   const { db } = ctx.platform;
   const existing = (await db.query<CallRow>("select * from code_run_calls where run_id = $1 and idx = $2", [runId, call.index]))[0];
-  if (existing) {
-    if (existing.args_digest !== digest) {
-      const message = `Call ${call.index} is ${call.binding} with other arguments than the recorded ${existing.binding}; nothing was sent.`;
-      await failRun(ctx, runId, "ReplayMismatch", message, []);
-      return { type: "stop", reason: "ReplayMismatch", message };
-    }
-    if (existing.outcome_enc) return open<CallOutcome>(ctx, "code_run_calls", `${runId}:${call.index}`, "outcome", existing.outcome_enc);
-    return { type: "stop", reason: "Unavailable", message: `Call ${call.index} was sent but its outcome is unknown.` };
-  }
+  if (existing) return answerRecordedCall(ctx, run, principal, existing, call, digest, argsJson);
+
   const bindings = JSON.parse(run.bindings) as string[];
   const entry = bindings.includes(call.binding) ? ctx.platform.apps.resolve(call.binding) : undefined;
   const source = entry
@@ -259,11 +295,81 @@ export async function handleCall(ctx: ServiceContext, runId: string, attempt: nu
     return recordOutcome(ctx, runId, call.index, outcome, { name: "AppCallDenied", message: verdict.message });
   }
   if (verdict.verdict === "ask") {
-    const message = `${call.binding} needs a person's decision, and this run cannot wait for one yet.`;
-    const outcome: CallOutcome = { type: "error", name: "AppCallDenied", message, details: { binding: call.binding, target: verdict.capability.target } };
-    return recordOutcome(ctx, runId, call.index, outcome, { name: "AppCallDenied", message });
+    await requestDecision(ctx, run, call.index, entry, argsJson, verdict.capability);
+    return { type: "pause" };
   }
   return sendCall(ctx, run, call.index, entry, argsJson);
+}
+
+/**
+ * A call the record already has at this index: it must be the same call (else ReplayMismatch, nothing
+ * sent). Its stored outcome is returned without contacting the App; a decided call is sent now (once);
+ * a call still waiting for its decision pauses again; a call sent without a recorded outcome is never
+ * sent again blindly.
+ */
+async function answerRecordedCall(
+  ctx: ServiceContext,
+  run: RunRow,
+  principal: Principal,
+  existing: CallRow,
+  call: CallRequest,
+  digest: string,
+  argsJson: string,
+): Promise<HostCallAnswer> {
+  if (existing.args_digest !== digest) {
+    const message = `Call ${call.index} is ${call.binding} with other arguments than the recorded ${existing.binding} call; nothing was sent.`;
+    await failRun(ctx, run.id, "ReplayMismatch", message, []);
+    return { type: "stop", reason: "ReplayMismatch", message };
+  }
+  if (existing.outcome_enc) return open<CallOutcome>(ctx, "code_run_calls", `${run.id}:${call.index}`, "outcome", existing.outcome_enc);
+  if (existing.operation_id) {
+    return { type: "stop", reason: "Unavailable", message: `Call ${call.index} (${call.binding}) was sent, but its outcome is unknown; it was not sent again.` };
+  }
+  if (existing.decision_id) {
+    const decision = (await ctx.platform.db.query<{ status: string }>("select status from decisions where id = $1", [existing.decision_id]))[0];
+    if (decision?.status === "pending") return { type: "pause" };
+    if (decision?.status === "allowed") {
+      const entry = ctx.platform.apps.resolve(call.binding);
+      const source = JSON.parse(existing.source) as CodeRunCallView["source"];
+      if (!entry || entry.connectionId !== source.connectionId || entry.name !== source.name) {
+        const message = `${call.binding} changed while the run waited; nothing was sent.`;
+        await failRun(ctx, run.id, "ReplayMismatch", message, []);
+        return { type: "stop", reason: "ReplayMismatch", message };
+      }
+      if (!principal.permissions.has("apps.use")) return { type: "stop", reason: "Cancelled", message: "The caller lost apps.use." };
+      return sendCall(ctx, run, call.index, entry, argsJson);
+    }
+  }
+  return { type: "stop", reason: "Unavailable", message: `Call ${call.index} has no stored outcome.` };
+}
+
+/** Stores a decision request shaped as in the seeds and marks the run Waiting. */
+async function requestDecision(
+  ctx: ServiceContext,
+  run: RunRow,
+  index: number,
+  entry: ToolEntry,
+  argsJson: string,
+  capability: { action: "apps.call"; target: string },
+): Promise<string> {
+  const id = `dec_${randomUUID()}`;
+  const code = open<string>(ctx, "code_runs", run.id, "code", run.code_enc);
+  const toolCallId = run.call_id ?? run.id;
+  const request = {
+    capability,
+    toolCallId,
+    app: { id: entry.connectionId, callId: `${toolCallId}:${index}`, binding: entry.binding, tool: entry.name, arguments: JSON.parse(argsJson) as unknown },
+    code: { run: run.id, index, code },
+  };
+  const now = Date.now();
+  await ctx.platform.db.query(
+    "insert into decisions (id, chat_id, run_id, call_index, status, request_enc, created_at) values ($1, $2, $3, $4, 'pending', $5, $6)",
+    [id, run.chat_id, run.id, index, seal(ctx, "decisions", id, "request", request), now],
+  );
+  await ctx.platform.db.query("update code_run_calls set decision_id = $1 where run_id = $2 and idx = $3", [id, run.id, index]);
+  await ctx.platform.db.query("update code_runs set status = 'Waiting', updated_at = $1 where id = $2 and status in ('Running', 'Waiting')", [now, run.id]);
+  ctx.platform.events.emit("run", { runId: run.id, chatId: run.chat_id });
+  return id;
 }
 
 function failedOutcome(reason: string, message: string): CallOutcome {
@@ -314,7 +420,7 @@ async function sendCall(ctx: ServiceContext, run: RunRow, index: number, entry: 
 }
 
 /** Stores a call's outcome with its place in the completion order. */
-async function recordOutcome(
+export async function recordOutcome(
   ctx: ServiceContext,
   runId: string,
   index: number,
@@ -333,6 +439,7 @@ async function recordOutcome(
     runId,
     index,
   ]);
+  ctx.platform.events.emit("run", { runId });
   return outcome;
 }
 
@@ -358,6 +465,7 @@ export async function finishRun(ctx: ServiceContext, runId: string, attempt: num
   } else {
     await ctx.platform.db.query("update code_runs set status = 'Waiting', updated_at = $1 where id = $2 and status = 'Running'", [Date.now(), runId]);
   }
+  ctx.platform.events.emit("run", { runId });
   return getRun(ctx, runId);
 }
 
@@ -370,6 +478,7 @@ export async function failRun(
   logs: RunOutcome["logs"],
 ): Promise<void> {
   const errorId = logFailure("code_run_failed", new Error(message), { runId, reason });
+  ctx.platform.events.emit("run", { runId });
   const status: CodeRunStatus = reason === "Cancelled" ? "Cancelled" : "Failed";
   const result: CodeRunResult = { _tag: "Failed", reason, errorId, message: message || SAFE_MESSAGES[reason], logs };
   await ctx.platform.db.query(
@@ -412,6 +521,7 @@ export async function cancelRun(ctx: ServiceContext, runId: string): Promise<Cod
   });
   ctx.platform.activeRuns.get(runId)?.abort();
   await failRun(ctx, runId, "Cancelled", "The program was stopped.", []);
+  await ctx.platform.db.query("update decisions set status = 'withdrawn', decided_at = $2 where run_id = $1 and status = 'pending'", [runId, Date.now()]);
   logEvent("code_run_cancelled", { runId });
   return getRun(ctx, runId);
 }

@@ -1,0 +1,104 @@
+/**
+ * Decisions: a call that needs a person's answer pauses its program; the chat's owner or an admin
+ * answers once (a second answer is a conflict). After the answer the program is run again from the top
+ * on the server runner, replaying every recorded call; a denied call throws AppCallDenied there.
+ */
+import { z } from "zod";
+import type { CallOutcome } from "@/contracts/engine";
+import type { Platform } from "../platform";
+import { type Principal, requireAuth, requirePermission } from "./auth";
+import { ownedChat } from "./chats";
+import { recordOutcome, resumeRun, type ServiceContext } from "./code-runs";
+import { AppError, invalidInput } from "./errors";
+
+export interface DecisionRequest {
+  capability: { action: "apps.call"; target: string };
+  toolCallId: string;
+  app: { id: string; callId: string; binding: string; tool: string; arguments: unknown };
+  code: { run: string; index: number; code: string };
+}
+
+export interface DecisionView {
+  id: string;
+  chatId: string;
+  runId: string | null;
+  status: "pending" | "allowed" | "denied" | "withdrawn";
+  request: DecisionRequest;
+  decidedBy: string | null;
+  createdAt: number;
+  decidedAt: number | null;
+}
+
+interface Row {
+  id: string;
+  chat_id: string;
+  run_id: string | null;
+  call_index: number | null;
+  status: DecisionView["status"];
+  request_enc: string;
+  decided_by: string | null;
+  created_at: string | number;
+  decided_at: string | number | null;
+}
+
+const toView = (platform: Platform, r: Row): DecisionView => ({
+  id: r.id,
+  chatId: r.chat_id,
+  runId: r.run_id,
+  status: r.status,
+  request: JSON.parse(platform.open(`decisions:${r.id}:request`, r.request_enc)) as DecisionRequest,
+  decidedBy: r.decided_by,
+  createdAt: Number(r.created_at),
+  decidedAt: r.decided_at === null ? null : Number(r.decided_at),
+});
+
+const listInput = z.object({
+  status: z.enum(["pending", "allowed", "denied", "withdrawn"], { error: "status must be pending, allowed, denied or withdrawn" }).optional(),
+  chatId: z.string().optional(),
+});
+
+/** Decisions in chats the caller may decide in (owner, or any for an admin). */
+export async function listDecisions(ctx: ServiceContext, input: unknown): Promise<DecisionView[]> {
+  const p = requireAuth(ctx.principal);
+  const parsed = listInput.safeParse(input ?? {});
+  if (!parsed.success) throw invalidInput(parsed.error.issues);
+  const where: string[] = [];
+  const params: unknown[] = [];
+  if (parsed.data.status) where.push(`d.status = $${params.push(parsed.data.status)}`);
+  if (parsed.data.chatId) where.push(`d.chat_id = $${params.push(parsed.data.chatId)}`);
+  if (p.role !== "admin") where.push(`c.owner_id = $${params.push(p.userId)}`);
+  const rows = await ctx.platform.db.query<Row>(
+    `select d.* from decisions d join chats c on c.id = d.chat_id ${where.length ? `where ${where.join(" and ")}` : ""} order by d.created_at, d.id`,
+    params,
+  );
+  return rows.map((r) => toView(ctx.platform, r));
+}
+
+const decideInput = z.object({ decision: z.enum(["allow", "deny"], { error: 'decision must be "allow" or "deny"' }) });
+
+export async function decide(ctx: ServiceContext, id: string, input: unknown): Promise<DecisionView> {
+  const p: Principal = requirePermission(ctx.principal, "apps.use");
+  const parsed = decideInput.safeParse(input);
+  if (!parsed.success) throw invalidInput(parsed.error.issues);
+  const { db } = ctx.platform;
+  const row = (await db.query<Row>("select * from decisions where id = $1", [id]))[0];
+  if (!row) throw new AppError("NOT_FOUND", "No such decision.");
+  await ownedChat(db, p, row.chat_id).catch((error: unknown) => {
+    throw error instanceof AppError && error.code === "FORBIDDEN" ? error : new AppError("NOT_FOUND", "No such decision.");
+  });
+  const status = parsed.data.decision === "allow" ? "allowed" : "denied";
+  const updated = await db.query<Row>(
+    "update decisions set status = $1, decided_by = $2, decided_at = $3 where id = $4 and status = 'pending' returning *",
+    [status, p.userId, Date.now(), id],
+  );
+  if (!updated[0]) throw new AppError("CONFLICT", `This decision was already taken (${row.status}).`, { status: row.status });
+  const view = toView(ctx.platform, updated[0]);
+  if (status === "denied" && row.run_id !== null && row.call_index !== null) {
+    const message = `${view.request.app.binding} was not allowed by the person deciding.`;
+    const outcome: CallOutcome = { type: "error", name: "AppCallDenied", message, details: { binding: view.request.app.binding, decisionId: id } };
+    await recordOutcome(ctx, row.run_id, row.call_index, outcome, { name: "AppCallDenied", message });
+  }
+  if (row.run_id) ctx.platform.track(resumeRun(ctx.platform, row.run_id));
+  ctx.platform.events.emit("run", { runId: row.run_id, chatId: row.chat_id });
+  return view;
+}
