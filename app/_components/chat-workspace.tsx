@@ -5,6 +5,7 @@
  * Web Worker through the same path a model's `openbot_run_code` call takes.
  */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useSubscription } from "@trpc/tanstack-react-query";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useState } from "react";
@@ -12,6 +13,7 @@ import type { CodeRunRecord } from "@/contracts/code-run";
 import type { LogLine } from "@/contracts/engine";
 import { runInBrowser } from "../_lib/run-in-browser";
 import { useTRPC, useTRPCClient } from "../_lib/trpc";
+import { DecisionCard } from "./decision-card";
 import { RunCard } from "./run-card";
 
 const EXAMPLE = `const [today, tomorrow] = await Promise.all([
@@ -62,6 +64,18 @@ function ChatView({ chatId }: { chatId: string }) {
   const queryClient = useQueryClient();
   const chat = useQuery(trpc.chats.byId.queryOptions({ id: chatId }));
   const runs = useQuery(trpc.codeRuns.listByChat.queryOptions({ chatId }));
+  const decisions = useQuery(trpc.decisions.list.queryOptions({ chatId, status: "pending" }));
+  useSubscription(
+    trpc.codeRuns.onChange.subscriptionOptions(
+      { chatId },
+      {
+        onData: () => {
+          void queryClient.invalidateQueries({ queryKey: trpc.codeRuns.listByChat.queryKey({ chatId }) });
+          void queryClient.invalidateQueries({ queryKey: trpc.decisions.list.queryKey() });
+        },
+      },
+    ),
+  );
   const [code, setCode] = useState(EXAMPLE);
   const [reason, setReason] = useState("");
   const [language, setLanguage] = useState<"javascript" | "typescript">("javascript");
@@ -108,6 +122,9 @@ function ChatView({ chatId }: { chatId: string }) {
       {shown.length === 0 && <p className="muted">No runs in this chat yet.</p>}
       {shown.map((r) => (
         <RunCard key={r.id} run={r} liveLogs={live?.run?.id === r.id ? live.logs : undefined} />
+      ))}
+      {decisions.data?.map((d) => (
+        <DecisionCard key={d.id} decision={d} />
       ))}
       <form
         className="panel stack"

@@ -8,6 +8,7 @@ import type { TRPCClient } from "@trpc/client";
 import type { CodeRunRecord, StartRunInput } from "@/contracts/code-run";
 import type { HostCallAnswer, LogLine } from "@/contracts/engine";
 import type { AppRouter } from "@/server/api/root";
+import { sendFinish } from "./outbox";
 import { spawnBrowserWorker } from "@/worker/browser-port";
 import { SandboxSupervisor } from "@/worker/supervisor";
 
@@ -47,5 +48,5 @@ export async function runInBrowser(
     onLog: handlers.onLog,
     signal: handlers.signal,
   });
-  return client.codeRuns.finish.mutate({ runId: ticket.runId, attempt: ticket.attempt, outcome });
+  return sendFinish(client, ticket.runId, ticket.attempt, outcome);
 }

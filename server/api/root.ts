@@ -3,6 +3,7 @@ import { authRouter } from "./routers/auth";
 import { chatsRouter } from "./routers/chats";
 import { codeRunsRouter } from "./routers/code-runs";
 import { decisionsRouter } from "./routers/decisions";
+import { executionsRouter } from "./routers/executions";
 import { apiKeysRouter, usersRouter } from "./routers/people";
 import { settingsRouter } from "./routers/settings";
 import { createCallerFactory, createTRPCRouter } from "./trpc";
@@ -13,6 +14,7 @@ export const appRouter = createTRPCRouter({
   chats: chatsRouter,
   codeRuns: codeRunsRouter,
   decisions: decisionsRouter,
+  executions: executionsRouter,
   users: usersRouter,
   apiKeys: apiKeysRouter,
 });

@@ -154,6 +154,7 @@ export async function startRun(
     ],
   );
   await touchChat(db, chatId);
+  ctx.platform.events.emit("run", { runId: id, chatId });
   if (!settings.codeMode.enabled) {
     await failRun(ctx, id, "Unavailable", "Code Mode is off: an admin can turn it on in Admin → Settings.", []);
     return { ticket: null, record: await getRun(ctx, id) };

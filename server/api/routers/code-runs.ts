@@ -1,4 +1,6 @@
+import { on } from "node:events";
 import { z } from "zod";
+import { readableChat } from "../../services/chats";
 import type { RunOutcome } from "@/contracts/engine";
 import { cancelRun, finishRun, getRun, handleCall, listRuns, runOnServer, startRun } from "../../services/code-runs";
 import { createTRPCRouter, publicProcedure } from "../trpc";
@@ -40,4 +42,14 @@ export const codeRunsRouter = createTRPCRouter({
   cancel: publicProcedure.input(z.object({ id: z.string() })).mutation(({ ctx, input }) => cancelRun(ctx, input.id)),
   byId: publicProcedure.input(z.object({ id: z.string() })).query(({ ctx, input }) => getRun(ctx, input.id)),
   listByChat: publicProcedure.input(z.object({ chatId: z.string() })).query(({ ctx, input }) => listRuns(ctx, input.chatId)),
+  /** Live: a notice each time a run of the chat changes (status, a call, its result); read the record then. */
+  onChange: publicProcedure.input(z.object({ chatId: z.string() })).subscription(async function* ({ ctx, input, signal }) {
+    await readableChat(ctx.platform.db, ctx.principal, input.chatId);
+    const runsOfChat = new Set((await ctx.platform.db.query<{ id: string }>("select id from code_runs where chat_id = $1", [input.chatId])).map((r) => r.id));
+    for await (const [event] of on(ctx.platform.events, "run", { signal })) {
+      const { runId, chatId } = event as { runId?: string | null; chatId?: string };
+      if (chatId === input.chatId && runId) runsOfChat.add(runId);
+      if (chatId === input.chatId || (runId && runsOfChat.has(runId))) yield { runId: runId ?? null, at: Date.now() };
+    }
+  }),
 });
