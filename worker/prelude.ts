@@ -17,6 +17,8 @@ export interface PreludeConfig {
   argsMax: number;
   /** Longest return value JSON (in UTF-16 units) before the exact byte check on the host. */
   valueMax: number;
+  /** Log bytes the program may still write. */
+  logMax: number;
 }
 
 export const PRELUDE_SOURCE = String.raw`(function (hostCall, hostLog, hostOut, configJson) {
@@ -293,7 +295,7 @@ function format(args, left) {
 }
 
 // Console, text(), json().
-let logLeft = 1;
+let logLeft = config.logMax;
 function logAt(level) {
   return { [level]: function () {
     if (logLeft <= 0) return;
@@ -375,7 +377,7 @@ for (const name of config.bindings) {
   let holder = conn === "call" ? callFn : getOwnPropertyDescriptor(apps, conn);
   if (holder === undefined) { define(apps, conn, ObjectCreate(null), true); holder = apps[conn]; }
   else if (holder !== callFn) holder = holder.value;
-  define(holder, cap, { [cap]: function (args) { return invoke(name, args); } }[cap], true);
+  try { define(holder, cap, { [cap]: function (args) { return invoke(name, args); } }[cap], true); } catch (e) {}
 }
 for (const key of ownKeys(apps)) freeze(apps[key]);
 freeze(apps);

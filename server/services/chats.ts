@@ -90,3 +90,26 @@ export async function ownedChat(db: Db, principal: Principal | null, chatId: str
 export async function touchChat(db: Db, chatId: string): Promise<void> {
   await db.query("update chats set updated_at = $1 where id = $2", [Date.now(), chatId]);
 }
+
+const shareInput = z.object({ userId: z.string({ error: "userId is required" }).min(1, "userId is required") });
+
+/** Shares a chat for reading with another person (owner or admin). */
+export async function shareChat(db: Db, principal: Principal | null, chatId: string, input: unknown): Promise<{ chatId: string; userId: string }> {
+  await ownedChat(db, principal, chatId);
+  const parsed = shareInput.safeParse(input);
+  if (!parsed.success) throw invalidInput(parsed.error.issues);
+  const user = await db.query("select 1 from users where id = $1", [parsed.data.userId]);
+  if (!user.length) throw new AppError("BAD_REQUEST", "userId: no such user");
+  await db.query("insert into chat_shares (chat_id, user_id, created_at) values ($1, $2, $3) on conflict do nothing", [
+    chatId,
+    parsed.data.userId,
+    Date.now(),
+  ]);
+  return { chatId, userId: parsed.data.userId };
+}
+
+export async function unshareChat(db: Db, principal: Principal | null, chatId: string, userId: string): Promise<{ ok: true }> {
+  await ownedChat(db, principal, chatId);
+  await db.query("delete from chat_shares where chat_id = $1 and user_id = $2", [chatId, userId]);
+  return { ok: true };
+}

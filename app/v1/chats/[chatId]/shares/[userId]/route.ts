@@ -1,0 +1,5 @@
+import { rest } from "@/server/http/rest";
+import { unshareChat } from "@/server/services/chats";
+
+export const dynamic = "force-dynamic";
+export const DELETE = rest(({ ctx, params }) => unshareChat(ctx.platform.db, ctx.principal, params.chatId!, params.userId!));

@@ -1,0 +1,5 @@
+import { rest } from "@/server/http/rest";
+import { shareChat } from "@/server/services/chats";
+
+export const dynamic = "force-dynamic";
+export const POST = rest(({ ctx, params, body }) => shareChat(ctx.platform.db, ctx.principal, params.chatId!, body), { status: 201 });

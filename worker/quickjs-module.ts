@@ -1,0 +1,95 @@
+/**
+ * QuickJS WebAssembly modules, one per memory size, each instantiated on its own fixed-size
+ * `WebAssembly.Memory` (initial = maximum) so `memoryMb` is a hard cap: `runtime.setMemoryLimit` alone
+ * does not bound an emscripten heap. Modules are cached (the two most recently used sizes) and dropped
+ * when a run finds one broken (an emscripten abort). Also guards host-to-guest strings: quickjs-emscripten
+ * writes them through an unchecked `malloc`, so a string that does not fit would corrupt the heap.
+ */
+import RELEASE_SYNC from "@jitl/quickjs-wasmfile-release-sync";
+import { newQuickJSWASMModuleFromVariant, newVariant, type QuickJSWASMModule } from "quickjs-emscripten-core";
+
+/** Memory the module needs besides the program's own: static data, C stack, allocator slack. */
+export const MODULE_BASELINE_MB = 8;
+/** The QuickJS build declares a 16 MiB minimum memory. */
+const MODULE_MIN_MB = 16;
+const CACHE_SIZE = 2;
+
+export interface SandboxModule {
+  memoryMb: number;
+  quickjs: QuickJSWASMModule;
+  /** True once the module aborted or a guard found its heap unusable; it is never reused. */
+  broken: boolean;
+  /** Whether `bytes` more can be allocated right now (probes malloc, then frees). */
+  canAllocate(bytes: number): boolean;
+}
+
+interface EmscriptenHeap {
+  _malloc(bytes: number): number;
+  _free(pointer: number): void;
+}
+
+const cache = new Map<number, Promise<SandboxModule>>();
+
+/** Total pages of the fixed memory for a program limit of `memoryMb`. */
+export function memoryPagesFor(memoryMb: number): number {
+  return Math.max(MODULE_MIN_MB, Math.ceil(memoryMb) + MODULE_BASELINE_MB) * 16;
+}
+
+/** The module for this memory size, loading it on first use. Rejects if WebAssembly cannot load it. */
+export function moduleFor(memoryMb: number): Promise<SandboxModule> {
+  const cached = cache.get(memoryMb);
+  if (cached) {
+    cache.delete(memoryMb);
+    cache.set(memoryMb, cached);
+    return cached;
+  }
+  const loading = loadModule(memoryMb);
+  cache.set(memoryMb, loading);
+  loading.catch(() => {
+    if (cache.get(memoryMb) === loading) cache.delete(memoryMb);
+  });
+  while (cache.size > CACHE_SIZE) {
+    const oldest = cache.keys().next().value;
+    if (oldest === undefined) break;
+    cache.delete(oldest);
+  }
+  return loading;
+}
+
+/** Forget a module so the next run of that size loads a fresh one. */
+export function evictModule(module: SandboxModule): void {
+  module.broken = true;
+  const cached = cache.get(module.memoryMb);
+  if (cached) {
+    cached.then(
+      (current) => {
+        if (current === module && cache.get(module.memoryMb) === cached) cache.delete(module.memoryMb);
+      },
+      () => undefined,
+    );
+  }
+}
+
+async function loadModule(memoryMb: number): Promise<SandboxModule> {
+  const pages = memoryPagesFor(memoryMb);
+  const wasmMemory = new WebAssembly.Memory({ initial: pages, maximum: pages });
+  const quickjs = await newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmMemory }));
+  const heap = (quickjs as unknown as { module?: Partial<EmscriptenHeap> }).module;
+  const malloc = heap?._malloc;
+  const free = heap?._free;
+  if (typeof malloc !== "function" || typeof free !== "function") {
+    throw new Error("the QuickJS build does not expose its allocator");
+  }
+  const sandbox: SandboxModule = {
+    memoryMb,
+    quickjs,
+    broken: false,
+    canAllocate(bytes) {
+      const pointer = malloc.call(heap, bytes);
+      if (!pointer) return false;
+      free.call(heap, pointer);
+      return true;
+    },
+  };
+  return sandbox;
+}
