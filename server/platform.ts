@@ -31,6 +31,8 @@ export interface Platform {
   track(work: Promise<unknown>): void;
   /** Resolves when all tracked background work has settled (tests, shutdown). */
   settled(): Promise<void>;
+  /** Starts the periodic sweep that finishes what dead hosts left behind (the server does; tests call sweepRuns). */
+  startSweeper(intervalMs?: number): void;
   seal(aad: string, plaintext: string): string;
   open(aad: string, value: string): string;
   close(): Promise<void>;
@@ -63,7 +65,8 @@ export async function createPlatform(options: CreatePlatformOptions = {}): Promi
     const events = new EventEmitter();
     events.setMaxListeners(0);
     const background = new Set<Promise<unknown>>();
-    return {
+    let sweeper: ReturnType<typeof setInterval> | undefined;
+    const platform: Platform & { createdAdminToken?: string } = {
       env,
       db,
       keys,
@@ -81,7 +84,14 @@ export async function createPlatform(options: CreatePlatformOptions = {}): Promi
       createdAdminToken: createdToken,
       seal: (aad, plaintext) => encrypt(keys, plaintext, aad),
       open: (aad, value) => decrypt(keys, value, aad),
+      startSweeper(intervalMs = 15_000) {
+        const sweep = () => platform.track(import("./services/code-runs").then(({ sweepRuns }) => sweepRuns(platform)));
+        sweep();
+        sweeper = setInterval(sweep, intervalMs);
+        sweeper.unref();
+      },
       async close() {
+        if (sweeper) clearInterval(sweeper);
         for (const c of activeRuns.values()) c.abort();
         await Promise.allSettled([...background]);
         runner.dispose();
@@ -89,6 +99,7 @@ export async function createPlatform(options: CreatePlatformOptions = {}): Promi
         await db.close();
       },
     };
+    return platform;
   } catch (error) {
     await db.close().catch(() => undefined);
     throw error;
@@ -107,7 +118,12 @@ export function getPlatform(): Promise<Platform> {
         `\nOpenBot created an admin token (shown once; also saved to ${file} with mode 0600):\n\n  ${token}\n\nSign in with it at the web page.\n\n`,
       );
     },
-  }).catch((error: unknown) => {
+  })
+    .then((platform) => {
+      platform.startSweeper();
+      return platform;
+    })
+    .catch((error: unknown) => {
     delete g[GLOBAL_KEY];
     throw error;
   });

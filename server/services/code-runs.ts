@@ -194,7 +194,7 @@ async function ticketFor(ctx: ServiceContext, run: RunRow): Promise<RunTicket | 
  * Runs the program again from the top on the server runner, once no decision of the run is pending.
  * It acts as the API key that started the run; if that key is gone the run ends as Interrupted.
  */
-export async function resumeRun(platform: Platform, runId: string): Promise<void> {
+export async function resumeRun(platform: Platform, runId: string, from: { status: "Waiting" } | { status: "Running"; attempt: number } = { status: "Waiting" }): Promise<void> {
   const { db } = platform;
   const pending = await db.query("select 1 from decisions where run_id = $1 and status = 'pending'", [runId]);
   if (pending.length) return;
@@ -205,15 +205,60 @@ export async function resumeRun(platform: Platform, runId: string): Promise<void
     await failRun(ctx, runId, "Interrupted", "The run's caller is gone, so it was not run again.", []);
     return;
   }
-  const rows = await db.query<RunRow>(
-    `update code_runs set attempt = attempt + 1, status = 'Running', host = 'server', updated_at = $2
-     where id = $1 and status = 'Waiting' returning *`,
-    [runId, Date.now()],
-  );
+  const rows =
+    from.status === "Waiting"
+      ? await db.query<RunRow>(
+          `update code_runs set attempt = attempt + 1, status = 'Running', host = 'server', updated_at = $2
+           where id = $1 and status = 'Waiting' returning *`,
+          [runId, Date.now()],
+        )
+      : await db.query<RunRow>(
+          `update code_runs set attempt = attempt + 1, host = 'server', updated_at = $2
+           where id = $1 and status = 'Running' and attempt = $3 returning *`,
+          [runId, Date.now(), from.attempt],
+        );
   if (!rows[0]) return;
   platform.events.emit("run", { runId, chatId: rows[0].chat_id });
   const ticket = await ticketFor(ctx, rows[0]);
   if (ticket) await runTicketOnServer(ctx, ticket);
+}
+
+/** How long a run may go without any sign of its host before the server takes it over. */
+const STALE_GRACE_MS = 60_000;
+
+/**
+ * Finishes what a dead host left behind, on start and then periodically. An App operation still
+ * "Running" long past every call timeout was sent but never recorded: it becomes Unknown and is not
+ * sent again. A run whose host went silent (the tab closed, the process died) is continued by the
+ * server runner through replay. A waiting run whose decision is gone ends as Interrupted. Reading a
+ * run never does any of this.
+ */
+export async function sweepRuns(platform: Platform, now = Date.now()): Promise<{ resumed: string[]; interrupted: string[] }> {
+  const { db } = platform;
+  await db.query("update app_operations set status = 'Unknown' where status = 'Running' and started_at < $1", [now - STALE_GRACE_MS - 60_000]);
+  const resumed: string[] = [];
+  const interrupted: string[] = [];
+  const stale = await db.query<RunRow>(
+    `select * from code_runs r where r.status = 'Running' and r.updated_at < $1
+     and not exists (select 1 from app_operations o where o.run_id = r.id and o.status = 'Running')`,
+    [now - STALE_GRACE_MS],
+  );
+  for (const run of stale) {
+    if (platform.activeRuns.has(run.id)) continue;
+    const limits = JSON.parse(run.limits) as EngineLimits;
+    if (Number(run.updated_at) > now - STALE_GRACE_MS - limits.timeoutMs) continue;
+    resumed.push(run.id);
+    platform.track(resumeRun(platform, run.id, { status: "Running", attempt: run.attempt }));
+  }
+  const orphans = await db.query<{ id: string }>(
+    `select r.id from code_runs r where r.status = 'Waiting'
+     and not exists (select 1 from decisions d where d.run_id = r.id and d.status in ('pending', 'allowed', 'denied'))`,
+  );
+  for (const { id } of orphans) {
+    interrupted.push(id);
+    await failRun({ platform, principal: null }, id, "Interrupted", "The run waited for a step that is gone.", []);
+  }
+  return { resumed, interrupted };
 }
 
 async function loadRun(ctx: ServiceContext, runId: string): Promise<RunRow> {

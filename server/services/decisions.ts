@@ -14,7 +14,7 @@ import { AppError, invalidInput } from "./errors";
 export interface DecisionRequest {
   capability: { action: "apps.call"; target: string };
   toolCallId: string;
-  app: { id: string; callId: string; binding: string; tool: string; arguments: unknown };
+  app: { id: string; callId: string; binding: string; tool: string; /** Always present. */ arguments?: unknown };
   code: { run: string; index: number; code: string };
 }
 

@@ -14,7 +14,7 @@ const callInput = z.object({
 });
 
 const logLine = z.object({ level: z.enum(["log", "info", "warn", "error"]), text: z.string() });
-const outputItem = z.union([z.object({ type: z.literal("text"), text: z.string() }), z.object({ type: z.literal("json"), value: z.unknown() })]);
+const outputItem = z.union([z.object({ type: z.literal("text"), text: z.string() }), z.object({ type: z.literal("json"), value: z.unknown().optional() })]);
 const outcome = z.discriminatedUnion("status", [
   z.object({ status: z.literal("completed"), valueJson: z.string(), logs: z.array(logLine), output: z.array(outputItem) }),
   z.object({
