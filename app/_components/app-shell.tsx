@@ -21,7 +21,12 @@ export function AppShell({ children, requireAdmin = false }: { children: (me: Me
   if (!me.data) return <SignInForm />;
   const nav = [
     { href: "/", label: "Chats", active: pathname === "/" || pathname.startsWith("/chats") },
-    ...(me.data.role === "admin" ? [{ href: "/admin/settings", label: "Admin · Settings", active: pathname.startsWith("/admin/settings") }] : []),
+    ...(me.data.role === "admin"
+      ? [
+          { href: "/admin/settings", label: "Admin · Settings", active: pathname.startsWith("/admin/settings") },
+          { href: "/admin/apps", label: "Admin · Apps", active: pathname.startsWith("/admin/apps") },
+        ]
+      : []),
   ];
   return (
     <div className="shell">

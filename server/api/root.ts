@@ -2,6 +2,7 @@
 import { authRouter } from "./routers/auth";
 import { chatsRouter } from "./routers/chats";
 import { codeRunsRouter } from "./routers/code-runs";
+import { connectionsRouter } from "./routers/connections";
 import { decisionsRouter } from "./routers/decisions";
 import { executionsRouter } from "./routers/executions";
 import { apiKeysRouter, usersRouter } from "./routers/people";
@@ -14,6 +15,7 @@ export const appRouter = createTRPCRouter({
   chats: chatsRouter,
   codeRuns: codeRunsRouter,
   decisions: decisionsRouter,
+  connections: connectionsRouter,
   executions: executionsRouter,
   users: usersRouter,
   apiKeys: apiKeysRouter,

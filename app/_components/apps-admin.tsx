@@ -1,0 +1,176 @@
+"use client";
+/**
+ * Admin → Apps: connected MCP servers with their status, tools and per-tool policy; add a preset, a
+ * stdio command or a Streamable HTTP URL; rename, disable or remove a connection.
+ */
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { useTRPC } from "../_lib/trpc";
+
+type TransportKind = "preset" | "stdio" | "http";
+
+export function AppsAdmin() {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const connections = useQuery({ ...trpc.connections.list.queryOptions(), refetchInterval: 5_000 });
+  const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.connections.list.queryKey() });
+  const setPolicies = useMutation(trpc.connections.setPolicies.mutationOptions({ onSettled: refresh }));
+  const update = useMutation(trpc.connections.update.mutationOptions({ onSettled: refresh }));
+  const remove = useMutation(trpc.connections.remove.mutationOptions({ onSettled: refresh }));
+  const error = setPolicies.error ?? update.error ?? remove.error;
+
+  return (
+    <div className="stack">
+      <AddConnection onAdded={refresh} />
+      {error && <p role="alert" className="error-text">{error.message}</p>}
+      {connections.error && <p role="alert" className="error-text">{connections.error.message}</p>}
+      {connections.data?.map((c) => (
+        <section key={c.id} className="run-card" aria-label={`App ${c.name}`} data-testid="connection">
+          <header>
+            <span className={`status ${c.status === "connected" ? "Completed" : c.status === "failed" ? "Failed" : "Waiting"}`}>{c.status}</span>
+            <strong style={{ flex: 1 }}>{c.name}</strong>
+            <code className="small">apps.{c.slug}</code>
+            <button type="button" onClick={() => update.mutate({ id: c.id, patch: { enabled: !c.enabled } })}>
+              {c.enabled ? "Disable" : "Enable"}
+            </button>
+            <button
+              type="button"
+              onClick={() => {
+                const name = window.prompt("New name", c.name);
+                if (name && name !== c.name) update.mutate({ id: c.id, patch: { name } });
+              }}
+            >
+              Rename
+            </button>
+            <button type="button" onClick={() => window.confirm(`Remove ${c.name}?`) && remove.mutate({ id: c.id })}>
+              Remove
+            </button>
+          </header>
+          {c.error && (
+            <section>
+              <p className="error-text small" role="status" style={{ margin: 0 }}>{c.error}</p>
+            </section>
+          )}
+          {c.warnings.length > 0 && (
+            <section>
+              {c.warnings.map((w) => (
+                <p key={w} className="small" style={{ margin: 0, color: "var(--warn)" }}>{w}</p>
+              ))}
+            </section>
+          )}
+          <section>
+            <table className="calls">
+              <thead>
+                <tr><th>Binding</th><th>Description</th><th>Policy</th></tr>
+              </thead>
+              <tbody>
+                {c.tools.map((t) => (
+                  <tr key={t.name}>
+                    <td><code>apps.{t.binding}</code></td>
+                    <td className="muted small">{t.description.slice(0, 160)}</td>
+                    <td>
+                      <select
+                        aria-label={`Policy of ${t.binding}`}
+                        value={t.policy}
+                        onChange={(e) => setPolicies.mutate({ id: c.id, policies: { [t.name]: e.target.value } })}
+                      >
+                        <option value="allow">allow</option>
+                        <option value="ask">ask</option>
+                        <option value="deny">deny</option>
+                      </select>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            {c.tools.length === 0 && <p className="muted small">No tools.</p>}
+          </section>
+        </section>
+      ))}
+    </div>
+  );
+}
+
+function AddConnection({ onAdded }: { onAdded: () => void }) {
+  const trpc = useTRPC();
+  const [name, setName] = useState("");
+  const [kind, setKind] = useState<TransportKind>("preset");
+  const [preset, setPreset] = useState("everything");
+  const [command, setCommand] = useState("");
+  const [args, setArgs] = useState("");
+  const [url, setUrl] = useState("");
+  const add = useMutation(
+    trpc.connections.create.mutationOptions({
+      onSuccess: () => {
+        setName("");
+        onAdded();
+      },
+    }),
+  );
+  const transport =
+    kind === "preset"
+      ? { type: "preset", preset }
+      : kind === "stdio"
+        ? { type: "stdio", command, args: args.trim() ? args.trim().split(/\s+/) : [] }
+        : { type: "http", url };
+  return (
+    <form
+      className="panel stack"
+      aria-label="Add an App"
+      onSubmit={(e) => {
+        e.preventDefault();
+        add.mutate({ name, transport });
+      }}
+    >
+      <h2 style={{ margin: 0, fontSize: 18 }}>Add an App</h2>
+      <div className="grid-2">
+        <div className="field">
+          <label htmlFor="app-name">Name</label>
+          <input id="app-name" value={name} onChange={(e) => setName(e.target.value)} required />
+        </div>
+        <div className="field">
+          <label htmlFor="app-kind">Kind</label>
+          <select id="app-kind" value={kind} onChange={(e) => setKind(e.target.value as TransportKind)}>
+            <option value="preset">Preset (MCP reference server)</option>
+            <option value="stdio">Command (stdio)</option>
+            <option value="http">URL (Streamable HTTP)</option>
+          </select>
+        </div>
+        {kind === "preset" && (
+          <div className="field">
+            <label htmlFor="app-preset">Preset</label>
+            <select id="app-preset" value={preset} onChange={(e) => setPreset(e.target.value)}>
+              <option value="everything">everything</option>
+              <option value="memory">memory</option>
+              <option value="filesystem">filesystem</option>
+            </select>
+          </div>
+        )}
+        {kind === "stdio" && (
+          <>
+            <div className="field">
+              <label htmlFor="app-command">Command</label>
+              <input id="app-command" value={command} onChange={(e) => setCommand(e.target.value)} required />
+            </div>
+            <div className="field">
+              <label htmlFor="app-args">Arguments</label>
+              <input id="app-args" value={args} onChange={(e) => setArgs(e.target.value)} placeholder="separated by spaces" />
+            </div>
+          </>
+        )}
+        {kind === "http" && (
+          <div className="field">
+            <label htmlFor="app-url">URL</label>
+            <input id="app-url" value={url} onChange={(e) => setUrl(e.target.value)} placeholder="http://127.0.0.1:3001/mcp" required />
+          </div>
+        )}
+      </div>
+      {add.error && <p role="alert" className="error-text">{add.error.message}</p>}
+      <div className="row">
+        <button className="primary" type="submit" disabled={add.isPending || !name.trim()}>
+          {add.isPending ? "Connecting…" : "Add App"}
+        </button>
+      </div>
+    </form>
+  );
+}

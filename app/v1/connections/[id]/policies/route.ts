@@ -1,0 +1,5 @@
+import { rest } from "@/server/http/rest";
+import { setPolicies } from "@/server/services/connections";
+
+export const dynamic = "force-dynamic";
+export const PATCH = rest(({ ctx, params, body }) => setPolicies(ctx.platform, ctx.principal, params.id!, body));
