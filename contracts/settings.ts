@@ -37,9 +37,34 @@ export const DEFAULT_CODE_MODE: CodeModeSettings = {
   maxPendingCalls: CODE_MODE_RANGES.maxPendingCalls.default,
 };
 
+export const MODEL_PROVIDERS = ["openai-compatible", "openai", "anthropic"] as const;
+export type ModelProvider = (typeof MODEL_PROVIDERS)[number];
+
+/** The model as settings show it: the API key is write-only, so only whether one is set. */
+export interface ModelSettingsView {
+  provider: ModelProvider;
+  baseURL?: string;
+  model: string;
+  apiKeySet: boolean;
+}
+
+export const modelPatchSchema = z
+  .object({
+    provider: z.enum(MODEL_PROVIDERS, { error: `model.provider must be one of ${MODEL_PROVIDERS.join(", ")}` }),
+    baseURL: z.url({ error: "model.baseURL must be a URL such as http://127.0.0.1:11434/v1" }).optional(),
+    model: z.string({ error: "model.model is required" }).trim().min(1, "model.model must not be empty").max(200),
+    /** Write-only. Omit to keep the stored key; "" removes it. */
+    apiKey: z.string().max(4000).optional(),
+  })
+  .strict()
+  .refine((m) => m.provider !== "openai-compatible" || !!m.baseURL, { message: "baseURL is required for openai-compatible", path: ["baseURL"] });
+export type ModelPatch = z.infer<typeof modelPatchSchema>;
+
 export interface PlatformSettings {
   version: number;
   codeMode: CodeModeSettings;
+  /** null: no model is configured and chats run in manual mode. */
+  model: ModelSettingsView | null;
   updatedAt: number;
 }
 
@@ -47,6 +72,7 @@ export const settingsPatchSchema = z
   .object({
     expectedVersion: z.number({ error: "expectedVersion must be a number" }).int("expectedVersion must be a whole number"),
     codeMode: codeModeSchema.partial().strict().optional(),
+    model: modelPatchSchema.nullable().optional(),
   })
   .strict();
 export type SettingsPatch = z.infer<typeof settingsPatchSchema>;

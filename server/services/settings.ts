@@ -1,8 +1,14 @@
 /**
  * Platform settings: one versioned row. A change names the version it was made against; a stale
- * version is a conflict that returns the current settings and changes nothing.
+ * version is a conflict that returns the current settings and changes nothing. The model's API key is
+ * write-only: stored encrypted in platform_secrets, and the settings only say whether one is set.
  */
-import { DEFAULT_CODE_MODE, type PlatformSettings, settingsPatchSchema } from "@/contracts/settings";
+import {
+  DEFAULT_CODE_MODE,
+  type ModelSettingsView,
+  type PlatformSettings,
+  settingsPatchSchema,
+} from "@/contracts/settings";
 import type { Db } from "../db/client";
 import { type Principal, requirePermission } from "./auth";
 import { AppError, invalidInput } from "./errors";
@@ -13,23 +19,41 @@ interface Row {
   updated_at: string | number;
 }
 
+type StoredModel = Omit<ModelSettingsView, "apiKeySet">;
+interface StoredData {
+  codeMode?: Partial<PlatformSettings["codeMode"]>;
+  model?: StoredModel | null;
+}
+
+/** Seals a secret for storage (the platform's key ring); needed only when a patch sets an API key. */
+export type Sealer = (aad: string, plaintext: string) => string;
+
+const API_KEY = "model.apiKey";
+
 export async function readSettings(db: Db): Promise<PlatformSettings> {
   const rows = await db.query<Row>("select version, data, updated_at from platform_settings where id = 1");
   const row = rows[0];
   if (!row) {
-    const now = Date.now();
     await db.query(
       "insert into platform_settings (id, version, data, updated_at) values (1, 1, $1, $2) on conflict (id) do nothing",
-      [JSON.stringify({ codeMode: DEFAULT_CODE_MODE }), now],
+      [JSON.stringify({ codeMode: DEFAULT_CODE_MODE, model: null }), Date.now()],
     );
     return readSettings(db);
   }
-  const data = JSON.parse(row.data) as { codeMode?: Partial<PlatformSettings["codeMode"]> };
+  const data = JSON.parse(row.data) as StoredData;
+  const keySet = data.model ? (await db.query("select 1 from platform_secrets where name = $1", [API_KEY])).length > 0 : false;
   return {
     version: row.version,
     codeMode: { ...DEFAULT_CODE_MODE, ...data.codeMode },
+    model: data.model ? { ...data.model, apiKeySet: keySet } : null,
     updatedAt: Number(row.updated_at),
   };
+}
+
+/** The stored model API key, decrypted (server-side use only). */
+export async function readModelApiKey(db: Db, open: (aad: string, value: string) => string): Promise<string | undefined> {
+  const row = (await db.query<{ value_enc: string }>("select value_enc from platform_secrets where name = $1", [API_KEY]))[0];
+  return row ? open(`platform_secrets:${API_KEY}:value`, row.value_enc) : undefined;
 }
 
 export async function getSettings(db: Db, principal: Principal | null): Promise<PlatformSettings> {
@@ -37,29 +61,41 @@ export async function getSettings(db: Db, principal: Principal | null): Promise<
   return readSettings(db);
 }
 
-export async function updateSettings(db: Db, principal: Principal | null, input: unknown): Promise<PlatformSettings> {
+function conflict(current: PlatformSettings): AppError {
+  return new AppError("CONFLICT", `The settings changed meanwhile: they are at version ${current.version}.`, {
+    currentVersion: current.version,
+    current,
+  });
+}
+
+export async function updateSettings(db: Db, principal: Principal | null, input: unknown, seal?: Sealer): Promise<PlatformSettings> {
   requirePermission(principal, "platform.admin");
   const parsed = settingsPatchSchema.safeParse(input);
   if (!parsed.success) throw invalidInput(parsed.error.issues);
   const patch = parsed.data;
   const current = await readSettings(db);
-  if (current.version !== patch.expectedVersion) {
-    throw new AppError("CONFLICT", `The settings changed meanwhile: they are at version ${current.version}.`, {
-      currentVersion: current.version,
-      current,
-    });
+  if (current.version !== patch.expectedVersion) throw conflict(current);
+  const stored = JSON.parse((await db.query<Row>("select data from platform_settings where id = 1"))[0]!.data) as StoredData;
+  const next: StoredData = { codeMode: { ...current.codeMode, ...patch.codeMode }, model: stored.model ?? null };
+  if (patch.model !== undefined) {
+    next.model = patch.model ? { provider: patch.model.provider, baseURL: patch.model.baseURL, model: patch.model.model } : null;
   }
-  const next = { codeMode: { ...current.codeMode, ...patch.codeMode } };
-  const rows = await db.query<{ version: number }>(
-    "update platform_settings set version = version + 1, data = $1, updated_at = $2 where id = 1 and version = $3 returning version",
-    [JSON.stringify(next), Date.now(), patch.expectedVersion],
-  );
-  if (!rows[0]) {
-    const latest = await readSettings(db);
-    throw new AppError("CONFLICT", `The settings changed meanwhile: they are at version ${latest.version}.`, {
-      currentVersion: latest.version,
-      current: latest,
-    });
-  }
-  return readSettings(db);
+  const apiKey = patch.model === null ? "" : patch.model?.apiKey;
+  if (apiKey && !seal) throw new AppError("UNAVAILABLE", "The API key cannot be stored: no encryption key is loaded.");
+  return db.transaction(async (tx) => {
+    const rows = await tx.query<{ version: number }>(
+      "update platform_settings set version = version + 1, data = $1, updated_at = $2 where id = 1 and version = $3 returning version",
+      [JSON.stringify(next), Date.now(), patch.expectedVersion],
+    );
+    if (!rows[0]) throw conflict(await readSettings(tx));
+    if (apiKey === "") await tx.query("delete from platform_secrets where name = $1", [API_KEY]);
+    else if (apiKey && seal) {
+      await tx.query(
+        `insert into platform_secrets (name, value_enc, updated_at) values ($1, $2, $3)
+         on conflict (name) do update set value_enc = excluded.value_enc, updated_at = excluded.updated_at`,
+        [API_KEY, seal(`platform_secrets:${API_KEY}:value`, apiKey), Date.now()],
+      );
+    }
+    return readSettings(tx);
+  });
 }

@@ -4,5 +4,5 @@ import { createTRPCRouter, publicProcedure } from "../trpc";
 
 export const settingsRouter = createTRPCRouter({
   get: publicProcedure.query(({ ctx }) => getSettings(ctx.platform.db, ctx.principal)),
-  update: publicProcedure.input(z.unknown()).mutation(({ ctx, input }) => updateSettings(ctx.platform.db, ctx.principal, input)),
+  update: publicProcedure.input(z.unknown()).mutation(({ ctx, input }) => updateSettings(ctx.platform.db, ctx.principal, input, ctx.platform.seal)),
 });

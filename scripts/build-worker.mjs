@@ -1,0 +1,26 @@
+/**
+ * Bundles the sandbox for Node: dist/worker/node-worker.mjs (the worker_threads entry the server spawns)
+ * and dist/worker/engine.mjs (the engine alone, for the benchmark). QuickJS packages stay external and load
+ * from node_modules, so the .wasm is found next to its loader. Idempotent; prints one line.
+ */
+import { build } from "esbuild";
+import { fileURLToPath } from "node:url";
+import path from "node:path";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const started = performance.now();
+const common = {
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  external: ["quickjs-emscripten-core", "@jitl/quickjs-wasmfile-release-sync"],
+  absWorkingDir: root,
+  logLevel: "warning",
+  legalComments: "none",
+};
+await Promise.all([
+  build({ ...common, entryPoints: ["worker/node-worker.ts"], outfile: "dist/worker/node-worker.mjs" }),
+  build({ ...common, entryPoints: ["worker/engine.ts"], outfile: "dist/worker/engine.mjs" }),
+]);
+console.log(`build-worker: dist/worker/{node-worker,engine}.mjs in ${Math.round(performance.now() - started)} ms`);

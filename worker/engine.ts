@@ -1,0 +1,97 @@
+/**
+ * The sandbox engine: runs one attempt of a Code Mode program in QuickJS (sync WASM build, promise-based
+ * host functions) and answers with a `RunOutcome`; it never throws. Runtime-neutral: no Node or DOM
+ * imports, so the browser Web Worker and the Node worker thread bundle this same file and behave the
+ * same for the same input. Each run gets a fresh runtime and context inside a module whose fixed-size
+ * memory is the `memoryMb` cap; see run-session.ts for the run itself and prelude.ts for the guest side.
+ */
+import type { EngineLimits, RunInput } from "../contracts/engine";
+import { moduleFor } from "./quickjs-module";
+import { RunSession, type EngineHost, type EngineOutcome } from "./run-session";
+
+export type { EngineHost, EngineOutcome } from "./run-session";
+export { canonicalJson } from "./canonical-json";
+
+export interface Engine {
+  /** Runs one attempt; resolves with the outcome, never rejects. */
+  run(input: RunInput, host: EngineHost): Promise<EngineOutcome>;
+}
+
+export interface LoadEngineOptions {
+  /** Memory size whose module is loaded up front, so a failure to load shows at once. Default 64. */
+  preloadMemoryMb?: number;
+}
+
+/** Ranges from SPEC.md "API"; values outside are refused, not clamped. */
+const LIMIT_RANGES: Record<keyof EngineLimits, [number, number]> = {
+  timeoutMs: [1, 60_000],
+  memoryMb: [1, 1024],
+  outputBytes: [1, 10_485_760],
+  maxPendingCalls: [1, 128],
+};
+/** Longest program source accepted. */
+export const CODE_MAX_CHARS = 1 << 20;
+
+/** Loads the QuickJS module (rejects if WebAssembly cannot load it) and returns the engine. */
+export async function loadEngine(options: LoadEngineOptions = {}): Promise<Engine> {
+  await moduleFor(options.preloadMemoryMb ?? 64);
+  return { run: runProgram };
+}
+
+async function runProgram(input: RunInput, host: EngineHost): Promise<EngineOutcome> {
+  const problem = checkInput(input);
+  if (problem) return unavailable(`invalid run input: ${problem}`);
+  let module;
+  try {
+    module = await moduleFor(input.limits.memoryMb);
+    if (module.broken) module = await moduleFor(input.limits.memoryMb);
+  } catch {
+    return unavailable("the sandbox runtime could not be loaded");
+  }
+  try {
+    return await new RunSession(module, input, host).run();
+  } catch {
+    return unavailable("the sandbox failed");
+  }
+}
+
+function unavailable(message: string): EngineOutcome {
+  return { status: "failed", reason: "Unavailable", message, logs: [], output: [], completionOrder: [] };
+}
+
+/** A reason the input cannot be run, or undefined. Input may arrive over postMessage: check everything. */
+export function checkInput(input: RunInput): string | undefined {
+  if (typeof input !== "object" || input === null) return "not an object";
+  if (typeof input.code !== "string") return "code must be a string";
+  if (input.code.length > CODE_MAX_CHARS) return `code is longer than ${CODE_MAX_CHARS} characters`;
+  if (!Number.isFinite(input.time)) return "time must be a finite number";
+  if (!Number.isFinite(input.seed)) return "seed must be a finite number";
+  if (!isStringList(input.bindings)) return "bindings must be a list of strings";
+  if (!isStringList(input.vaultNames)) return "vaultNames must be a list of strings";
+  const limits = input.limits as Partial<EngineLimits> | undefined;
+  if (typeof limits !== "object" || limits === null) return "limits are missing";
+  for (const [key, [min, max]] of Object.entries(LIMIT_RANGES) as [keyof EngineLimits, [number, number]][]) {
+    const value = limits[key];
+    if (typeof value !== "number" || !Number.isFinite(value) || value < min || value > max) {
+      return `limits.${key} must be between ${min} and ${max}`;
+    }
+  }
+  const replay = input.replay;
+  if (replay !== undefined) {
+    if (typeof replay !== "object" || replay === null || !Array.isArray(replay.calls)) return "replay.calls must be a list";
+    if (!Array.isArray(replay.completionOrder)) return "replay.completionOrder must be a list";
+    for (const call of replay.calls) {
+      if (typeof call !== "object" || call === null) return "replay.calls has a non-object";
+      if (!Number.isInteger(call.index) || typeof call.binding !== "string" || typeof call.argsJson !== "string") {
+        return "replay.calls entries need index, binding and argsJson";
+      }
+      const outcome = call.outcome as { type?: unknown } | undefined;
+      if (!outcome || (outcome.type !== "ok" && outcome.type !== "error")) return "replay.calls entries need an outcome";
+    }
+  }
+  return undefined;
+}
+
+function isStringList(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every((item) => typeof item === "string");
+}

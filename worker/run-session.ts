@@ -1,0 +1,608 @@
+/**
+ * One attempt of one program in a fresh QuickJS runtime and context. Owns every handle it creates and
+ * disposes them (pending promises first) when the attempt ends. The guest runs in slices (start, then
+ * one `executePendingJobs` per event); only slice time counts toward `timeoutMs`. Calls the guest issues
+ * are numbered, checked against the replay record, queued behind `maxPendingCalls` and sent to the host
+ * after the slice; answers and recorded outcomes are delivered one at a time. Nothing here throws out:
+ * every failure becomes a `failed` outcome with one of the contract's reasons.
+ */
+import type {
+  CallOutcome,
+  CallRequest,
+  EngineLimits,
+  FailureReason,
+  HostCallAnswer,
+  LogLevel,
+  LogLine,
+  OutputItem,
+  RunInput,
+  RunOutcome,
+} from "../contracts/engine";
+import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten-core";
+import { canonicalJson, truncateUtf8, utf8Length } from "./canonical-json";
+import { PRELUDE_SOURCE, type PreludeConfig } from "./prelude";
+import { evictModule, type SandboxModule } from "./quickjs-module";
+import { ReplaySchedule } from "./replay";
+
+/** What a host gives the engine for one run. */
+export interface EngineHost {
+  /** Answers one call; a rejection stops the run with `Unavailable`. */
+  call(req: CallRequest): Promise<HostCallAnswer>;
+  /** Each log line as it is kept (after the output cap). */
+  onLog?(line: LogLine): void;
+  /** True while guest code runs, false while the program only waits for calls (drives a watchdog). */
+  onBusy?(busy: boolean): void;
+  /** Abort → the run ends `Cancelled` at the next point the host regains control. */
+  signal?: AbortSignal;
+}
+
+/** A run outcome plus the order in which call outcomes were delivered to the program. */
+export type EngineOutcome = RunOutcome & { completionOrder: number[] };
+
+/** Longest argument JSON a call may carry, in UTF-16 units. */
+export const ARGS_MAX_CHARS = 1 << 20;
+/** QuickJS stack limit; larger values let deep recursion overflow the host's own stack. */
+export const MAX_STACK_BYTES = 256 * 1024;
+const MIB = 1024 * 1024;
+const APP_ERRORS = new Set(["AppCallDenied", "AppCallFailed", "AppInputRequired", "VaultDenied"]);
+const STOP_REASONS = new Set<FailureReason>(["ReplayMismatch", "Cancelled", "Unavailable"]);
+const LOG_LEVELS = new Set<LogLevel>(["log", "info", "warn", "error"]);
+const now: () => number =
+  typeof performance !== "undefined" && typeof performance.now === "function"
+    ? () => performance.now()
+    : () => Date.now();
+
+class SandboxMemoryError extends Error {
+  override name = "SandboxMemoryError";
+}
+
+type Halt = { reason: FailureReason; message: string };
+type Ending =
+  | { status: "completed"; valueJson: string }
+  | { status: "failed"; reason: FailureReason; message: string }
+  | { status: "waiting"; index: number };
+
+export class RunSession {
+  private readonly limits: EngineLimits;
+  private readonly bindings: Set<string>;
+  private readonly replay: ReplaySchedule;
+  private runtime: QuickJSRuntime | undefined;
+  private context: QuickJSContext | undefined;
+  private program: QuickJSHandle | undefined;
+  private readonly deferreds = new Map<number, QuickJSDeferredPromise>();
+  private readonly orphans: QuickJSDeferredPromise[] = [];
+  private nextIndex = 0;
+  private readonly inflight = new Set<number>();
+  private readonly queue: CallRequest[] = [];
+  private readonly outbox: CallRequest[] = [];
+  private readonly pausedAt: number[] = [];
+  private halt: Halt | undefined;
+  private timedOut = false;
+  private guestMs = 0;
+  private sliceStart = 0;
+  private inSlice = false;
+  private pumping = false;
+  private readonly logs: LogLine[] = [];
+  private logBytes = 0;
+  private logsClosed = false;
+  private readonly output: OutputItem[] = [];
+  private outputBytes = 0;
+  private readonly completionOrder: number[] = [];
+  private done = false;
+  private resolveDone!: (outcome: EngineOutcome) => void;
+  private readonly finished = new Promise<EngineOutcome>((resolve) => {
+    this.resolveDone = resolve;
+  });
+
+  constructor(
+    private readonly module: SandboxModule,
+    private readonly input: RunInput,
+    private readonly host: EngineHost,
+  ) {
+    this.limits = input.limits;
+    this.bindings = new Set(input.bindings);
+    this.replay = new ReplaySchedule(input.replay);
+  }
+
+  async run(): Promise<EngineOutcome> {
+    const signal = this.host.signal;
+    const onAbort = () => this.stop({ reason: "Cancelled", message: "the run was cancelled" });
+    if (signal?.aborted) return this.outcomeNow({ reason: "Cancelled", message: "the run was cancelled" });
+    signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      this.setUp();
+      this.pump();
+    } catch (error) {
+      this.crash(error);
+    }
+    const outcome = await this.finished;
+    signal?.removeEventListener("abort", onAbort);
+    this.dispose();
+    return outcome;
+  }
+
+  private setUp(): void {
+    const quickjs = this.module.quickjs;
+    const runtime = quickjs.newRuntime();
+    this.runtime = runtime;
+    runtime.setMaxStackSize(MAX_STACK_BYTES);
+    runtime.setInterruptHandler(() => this.shouldInterrupt());
+    const ctx = runtime.newContext();
+    this.context = ctx;
+    const config: PreludeConfig = {
+      bindings: this.input.bindings,
+      vaultNames: this.input.vaultNames,
+      time: this.input.time,
+      seed: this.input.seed,
+      argsMax: ARGS_MAX_CHARS,
+      valueMax: this.limits.outputBytes,
+      logMax: this.limits.outputBytes,
+    };
+    const configJson = JSON.stringify(config);
+    this.requireHeap(PRELUDE_SOURCE.length + configJson.length + this.input.code.length);
+    this.slice(() => {
+      const prelude = ctx.evalCode(PRELUDE_SOURCE, "prelude.js", { type: "global", strict: true });
+      if (prelude.error) {
+        prelude.error.dispose();
+        throw new Error("the sandbox prelude failed to load");
+      }
+      const fns = [
+        ctx.newFunction("hostCall", (binding, args) => this.onGuestCall(binding, args)),
+        ctx.newFunction("hostLog", (level, text) => this.onGuestLog(level, text)),
+        ctx.newFunction("hostOut", (kind, text) => this.onGuestOutput(kind, text)),
+        ctx.newString(configJson),
+      ];
+      const start = ctx.callFunction(prelude.value, ctx.undefined, fns);
+      prelude.value.dispose();
+      for (const handle of fns) handle.dispose();
+      if (start.error) {
+        start.error.dispose();
+        throw new Error("the sandbox prelude failed to start");
+      }
+      runtime.setMemoryLimit(Math.max(1, this.limits.memoryMb) * MIB);
+      const code = ctx.newString(this.input.code);
+      const program = ctx.callFunction(start.value, ctx.undefined, code);
+      code.dispose();
+      start.value.dispose();
+      if (program.error) this.failFromHandle(program.error);
+      else this.program = program.value;
+    });
+  }
+
+  /** Runs guest jobs, dispatches calls and delivers recorded outcomes until the run must wait or ends. */
+  private pump(): void {
+    if (this.done || this.pumping) return;
+    this.pumping = true;
+    this.host.onBusy?.(true);
+    try {
+      for (;;) {
+        if (this.finishIfHalted()) return;
+        if (this.pausedAt.length > 0) {
+          this.outbox.length = 0;
+          this.queue.length = 0;
+          if (this.inflight.size === 0) {
+            this.finish({ status: "waiting", index: Math.min(...this.pausedAt) });
+          }
+          return;
+        }
+        const runtime = this.runtime;
+        const ctx = this.context;
+        if (!runtime || !ctx) return;
+        if (runtime.hasPendingJob()) {
+          const result = this.slice(() => runtime.executePendingJobs());
+          if (result.error) this.failFromHandle(result.error);
+          else result.dispose();
+          if (this.finishIfHalted()) return;
+        }
+        this.dispatch();
+        if (this.program && this.settleProgram(ctx, this.program)) return;
+        const next = this.replay.next();
+        if (next) {
+          this.deliver(next.index, next.outcome);
+          continue;
+        }
+        if (runtime.hasPendingJob()) continue;
+        if (this.inflight.size === 0 && this.queue.length === 0) {
+          if (this.replay.blocked) {
+            this.finish({
+              status: "failed",
+              reason: "ReplayMismatch",
+              message: `the program did not issue recorded call ${this.replay.awaited ?? "?"} before waiting`,
+            });
+          } else {
+            this.finish({
+              status: "failed",
+              reason: "Error",
+              message: "the program is waiting for a promise that can never settle",
+            });
+          }
+        }
+        return;
+      }
+    } catch (error) {
+      this.crash(error);
+    } finally {
+      this.pumping = false;
+      this.host.onBusy?.(false);
+    }
+  }
+
+  private slice<T>(fn: () => T): T {
+    this.inSlice = true;
+    this.sliceStart = now();
+    try {
+      return fn();
+    } finally {
+      this.guestMs += now() - this.sliceStart;
+      this.inSlice = false;
+    }
+  }
+
+  private shouldInterrupt(): boolean {
+    if (this.halt || this.timedOut) return true;
+    if (!this.inSlice) return false;
+    if (this.guestMs + (now() - this.sliceStart) > this.limits.timeoutMs) {
+      this.timedOut = true;
+      return true;
+    }
+    return false;
+  }
+
+  /** True when the program's promise has settled and the run is finished. */
+  private settleProgram(ctx: QuickJSContext, program: QuickJSHandle): boolean {
+    const state = ctx.getPromiseState(program);
+    if (state.type === "pending") return false;
+    if (state.type === "rejected") {
+      this.failFromHandle(state.error);
+      this.finishIfHalted();
+      return true;
+    }
+    const value = state.value;
+    const envelope = ctx.typeof(value) === "string" ? this.readString(value) : "";
+    if (value !== program) value.dispose();
+    const tag = envelope.charAt(0);
+    const body = envelope.slice(1);
+    if (tag === "V") {
+      const bytes = utf8Length(body);
+      if (bytes > this.limits.outputBytes) this.finish(this.tooLarge(bytes));
+      else this.finish({ status: "completed", valueJson: body });
+    } else if (tag === "T") {
+      this.finish(this.tooLarge(Number(body)));
+    } else if (tag === "E") {
+      this.finish(this.programError(body));
+    } else {
+      this.finish({ status: "failed", reason: "Unavailable", message: "the sandbox returned no result" });
+    }
+    return true;
+  }
+
+  private tooLarge(size: number): Ending {
+    return {
+      status: "failed",
+      reason: "OutputTooLarge",
+      message: `the return value is larger than ${this.limits.outputBytes} bytes (at least ${size})`,
+    };
+  }
+
+  private programError(text: string): Ending {
+    if (text === "InternalError: out of memory") {
+      return { status: "failed", reason: "Memory", message: this.memoryMessage() };
+    }
+    return { status: "failed", reason: "Error", message: text };
+  }
+
+  private memoryMessage(): string {
+    return `the program ran out of memory (limit ${this.limits.memoryMb} MiB)`;
+  }
+
+  /** An exception surfaced outside the program's own envelope: interrupt, out of memory, or a bug. */
+  private failFromHandle(handle: QuickJSHandle): void {
+    let text = "";
+    try {
+      const ctx = this.context;
+      if (ctx && !this.timedOut && !this.halt) {
+        const name = ctx.getProp(handle, "name");
+        const message = ctx.getProp(handle, "message");
+        if (ctx.typeof(name) === "string" && ctx.typeof(message) === "string") {
+          text = `${this.readString(name)}: ${this.readString(message)}`;
+        }
+        name.dispose();
+        message.dispose();
+      }
+    } finally {
+      handle.dispose();
+    }
+    if (this.timedOut || this.halt) return;
+    if (text === "InternalError: out of memory") this.halt = { reason: "Memory", message: this.memoryMessage() };
+    else this.halt = { reason: "Error", message: text || "the program failed" };
+  }
+
+  private finishIfHalted(): boolean {
+    if (this.done) return true;
+    if (this.timedOut) {
+      this.finish({
+        status: "failed",
+        reason: "Timeout",
+        message: `the program ran longer than ${this.limits.timeoutMs} ms`,
+      });
+      return true;
+    }
+    if (this.halt) {
+      this.finish({ status: "failed", reason: this.halt.reason, message: this.halt.message });
+      return true;
+    }
+    return false;
+  }
+
+  private stop(halt: Halt): void {
+    if (this.done) return;
+    this.halt ??= halt;
+    if (!this.pumping) this.finishIfHalted();
+  }
+
+  private crash(error: unknown): void {
+    if (error instanceof SandboxMemoryError) {
+      this.halt ??= { reason: "Memory", message: this.memoryMessage() };
+    } else {
+      evictModule(this.module);
+      this.halt ??= { reason: "Unavailable", message: "the sandbox failed and was reset" };
+    }
+    this.finishIfHalted();
+  }
+
+  private finish(ending: Ending): void {
+    if (this.done) return;
+    this.done = true;
+    this.resolveDone({ ...ending, logs: this.logs, output: this.output, completionOrder: this.completionOrder });
+  }
+
+  private outcomeNow(halt: Halt): EngineOutcome {
+    this.halt = halt;
+    this.finishIfHalted();
+    return { status: "failed", reason: halt.reason, message: halt.message, logs: [], output: [], completionOrder: [] };
+  }
+
+  // Calls -----------------------------------------------------------------------------------------
+
+  private onGuestCall(bindingHandle: QuickJSHandle, argsHandle: QuickJSHandle): QuickJSHandle {
+    const ctx = this.context as QuickJSContext;
+    const deferred = ctx.newPromise();
+    if (this.halt || this.timedOut || this.pausedAt.length > 0 || this.done) {
+      this.orphans.push(deferred);
+      return deferred.handle;
+    }
+    const binding = ctx.typeof(bindingHandle) === "string" ? this.readString(bindingHandle) : "";
+    if (!this.bindings.has(binding)) {
+      this.rejectWith(deferred, { name: "TypeError", message: `unknown binding ${JSON.stringify(binding.slice(0, 200))}` });
+      return deferred.handle;
+    }
+    if (ctx.typeof(argsHandle) !== "string" || this.stringLength(argsHandle) > ARGS_MAX_CHARS) {
+      this.rejectWith(deferred, { name: "RangeError", message: `arguments of apps.${binding} are too large` });
+      return deferred.handle;
+    }
+    let argsJson: string;
+    try {
+      argsJson = canonicalJson(this.readString(argsHandle));
+    } catch {
+      this.rejectWith(deferred, { name: "RangeError", message: `arguments of apps.${binding} could not be read` });
+      return deferred.handle;
+    }
+    const index = this.nextIndex++;
+    const check = this.replay.issue(index, binding, argsJson);
+    if (check.kind === "mismatch") {
+      this.orphans.push(deferred);
+      this.halt ??= { reason: "ReplayMismatch", message: check.message };
+      this.outbox.length = 0;
+      return deferred.handle;
+    }
+    this.deferreds.set(index, deferred);
+    if (check.kind === "live") this.outbox.push({ index, binding, argsJson });
+    return deferred.handle;
+  }
+
+  private dispatch(): void {
+    if (this.halt || this.pausedAt.length > 0) return;
+    for (const req of this.outbox.splice(0)) this.queue.push(req);
+    while (this.inflight.size < Math.max(1, this.limits.maxPendingCalls) && this.queue.length > 0) {
+      const req = this.queue.shift() as CallRequest;
+      this.inflight.add(req.index);
+      let answer: Promise<HostCallAnswer>;
+      try {
+        answer = Promise.resolve(this.host.call(req));
+      } catch {
+        answer = Promise.reject(new Error("host call threw"));
+      }
+      answer.then(
+        (value) => this.onAnswer(req.index, value),
+        () => this.onAnswer(req.index, { type: "stop", reason: "Unavailable", message: "the host failed to answer a call" }),
+      );
+    }
+  }
+
+  private onAnswer(index: number, answer: HostCallAnswer): void {
+    if (this.done || !this.inflight.has(index)) return;
+    this.inflight.delete(index);
+    const type = (answer as { type?: unknown } | null)?.type;
+    if (this.pausedAt.length > 0) {
+      if (type === "pause") this.pausedAt.push(index);
+      this.pump();
+      return;
+    }
+    if (type === "pause") {
+      this.pausedAt.push(index);
+    } else if (type === "stop") {
+      const stop = answer as { reason?: unknown; message?: unknown };
+      const reason = STOP_REASONS.has(stop.reason as FailureReason) ? (stop.reason as FailureReason) : "Unavailable";
+      this.stop({ reason, message: typeof stop.message === "string" ? stop.message : "the host stopped the run" });
+      return;
+    } else if (type === "ok" || type === "error") {
+      try {
+        this.deliver(index, answer as CallOutcome);
+      } catch (error) {
+        this.crash(error);
+        return;
+      }
+    } else {
+      this.stop({ reason: "Unavailable", message: "the host sent a malformed answer" });
+      return;
+    }
+    this.pump();
+  }
+
+  /** Settles the program's promise for call `index` with an outcome (live or recorded). */
+  private deliver(index: number, outcome: CallOutcome): void {
+    this.completionOrder.push(index);
+    const deferred = this.deferreds.get(index);
+    if (!deferred) return;
+    this.deferreds.delete(index);
+    if (outcome.type === "ok" && typeof outcome.resultJson === "string") {
+      const bytes = utf8Length(outcome.resultJson);
+      if (bytes > this.resultMaxBytes()) {
+        this.rejectWith(deferred, {
+          name: "AppCallFailed",
+          message: `the result is too large for the sandbox (${bytes} bytes)`,
+          details: { reason: "ResultTooLarge", bytes },
+        });
+        return;
+      }
+      this.requireHeap(outcome.resultJson.length);
+      const ctx = this.context as QuickJSContext;
+      const value = ctx.newString(outcome.resultJson);
+      deferred.resolve(value);
+      value.dispose();
+      deferred.dispose();
+      return;
+    }
+    const failure = outcome as Partial<Extract<CallOutcome, { type: "error" }>>;
+    const name = APP_ERRORS.has(failure.name as string) ? (failure.name as string) : "AppCallFailed";
+    const details =
+      failure.details !== null && typeof failure.details === "object" && !Array.isArray(failure.details)
+        ? failure.details
+        : {};
+    this.rejectWith(deferred, {
+      name,
+      message: typeof failure.message === "string" ? failure.message : "the call failed",
+      details,
+    });
+  }
+
+  private resultMaxBytes(): number {
+    return Math.max(1, this.limits.memoryMb) * MIB / 4;
+  }
+
+  private rejectWith(deferred: QuickJSDeferredPromise, error: { name: string; message: string; details?: unknown }): void {
+    let envelope: string;
+    try {
+      envelope = JSON.stringify(error);
+    } catch {
+      envelope = JSON.stringify({ name: error.name, message: error.message, details: {} });
+    }
+    this.requireHeap(envelope.length);
+    const ctx = this.context as QuickJSContext;
+    const value = ctx.newString(envelope);
+    deferred.reject(value);
+    value.dispose();
+    deferred.dispose();
+  }
+
+  // Logs and output -------------------------------------------------------------------------------
+
+  private onGuestLog(levelHandle: QuickJSHandle, textHandle: QuickJSHandle): QuickJSHandle {
+    const ctx = this.context as QuickJSContext;
+    if (this.logsClosed || this.done) return ctx.newNumber(0);
+    const level = ctx.typeof(levelHandle) === "string" ? this.readString(levelHandle) : "log";
+    const text = ctx.typeof(textHandle) === "string" ? this.readString(textHandle) : "";
+    const left = this.appendLog(LOG_LEVELS.has(level as LogLevel) ? (level as LogLevel) : "log", text);
+    return ctx.newNumber(left);
+  }
+
+  private appendLog(level: LogLevel, text: string): number {
+    const cap = this.limits.outputBytes;
+    const bytes = utf8Length(text);
+    const left = cap - this.logBytes;
+    if (bytes <= left) {
+      this.keepLog({ level, text });
+      this.logBytes += bytes;
+      return Math.max(1, left - bytes);
+    }
+    if (left > 0) this.keepLog({ level, text: truncateUtf8(text, left) });
+    this.logBytes = cap;
+    this.logsClosed = true;
+    this.keepLog({ level: "warn", text: `[log output truncated: more than ${cap} bytes]` });
+    return 0;
+  }
+
+  private keepLog(line: LogLine): void {
+    this.logs.push(line);
+    try {
+      this.host.onLog?.(line);
+    } catch {
+      // A failing listener must not affect the run.
+    }
+  }
+
+  private onGuestOutput(kindHandle: QuickJSHandle, textHandle: QuickJSHandle): QuickJSHandle | undefined {
+    const ctx = this.context as QuickJSContext;
+    if (this.done || this.halt) return undefined;
+    const kind = ctx.typeof(kindHandle) === "string" ? this.readString(kindHandle) : "";
+    const text = ctx.typeof(textHandle) === "string" ? this.readString(textHandle) : "";
+    const bytes = utf8Length(text);
+    if (this.outputBytes + bytes > this.limits.outputBytes) {
+      this.halt = {
+        reason: "OutputTooLarge",
+        message: `text() and json() output is larger than ${this.limits.outputBytes} bytes`,
+      };
+      throw new Error("output limit reached");
+    }
+    this.outputBytes += bytes;
+    if (kind === "json") this.output.push({ type: "json", value: JSON.parse(text) as unknown });
+    else this.output.push({ type: "text", text });
+    return undefined;
+  }
+
+  // Memory guards ---------------------------------------------------------------------------------
+
+  private stringLength(handle: QuickJSHandle): number {
+    const ctx = this.context as QuickJSContext;
+    const length = ctx.getProp(handle, "length");
+    const n = ctx.typeof(length) === "number" ? ctx.getNumber(length) : 0;
+    length.dispose();
+    return n;
+  }
+
+  /** Reads a guest string, first making sure its UTF-8 copy fits in the sandbox heap. */
+  private readString(handle: QuickJSHandle): string {
+    const n = this.stringLength(handle);
+    if (n > 4096 && !this.module.canAllocate(n * 3 + 64)) this.memoryExhausted();
+    return (this.context as QuickJSContext).getString(handle);
+  }
+
+  /** Makes sure a host string of `chars` UTF-16 units can be copied in (UTF-8 buffer plus JS string). */
+  private requireHeap(chars: number): void {
+    if (!this.module.canAllocate(chars * 5 + 65536)) this.memoryExhausted();
+  }
+
+  private memoryExhausted(): never {
+    this.halt ??= { reason: "Memory", message: this.memoryMessage() };
+    throw new SandboxMemoryError("sandbox heap exhausted");
+  }
+
+  // Disposal --------------------------------------------------------------------------------------
+
+  private dispose(): void {
+    try {
+      for (const deferred of this.deferreds.values()) deferred.dispose();
+      for (const deferred of this.orphans) deferred.dispose();
+      this.deferreds.clear();
+      this.orphans.length = 0;
+      this.program?.dispose();
+      this.program = undefined;
+      this.context?.dispose();
+      this.context = undefined;
+      this.runtime?.dispose();
+      this.runtime = undefined;
+    } catch {
+      evictModule(this.module);
+    }
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * The worker side of contracts/worker-protocol.ts, shared by the browser Web Worker and the Node worker
+ * thread: loads the engine once, answers "ready", runs one program at a time, forwards its calls, logs and
+ * busy/idle changes to the driver, and resolves calls with the driver's answers. Messages for another
+ * nonce are ignored. Runtime-neutral: the two entry files only adapt postMessage.
+ */
+import type { HostCallAnswer } from "../contracts/engine";
+import { isToWorker, type FromWorker, type ToWorker } from "../contracts/worker-protocol";
+import { loadEngine, type Engine } from "./engine";
+
+export interface WorkerIo {
+  post(message: FromWorker): void;
+  onMessage(listener: (message: unknown) => void): void;
+}
+
+interface ActiveRun {
+  nonce: string;
+  answers: Map<number, (answer: HostCallAnswer) => void>;
+  controller: AbortController;
+}
+
+export function serveEngine(io: WorkerIo): void {
+  let engine: Engine | undefined;
+  let active: ActiveRun | undefined;
+  const waiting: ToWorker[] = [];
+
+  const handle = (message: ToWorker): void => {
+    if (message.type === "run") {
+      if (!engine || active) {
+        io.post({
+          type: "done",
+          nonce: message.nonce,
+          outcome: {
+            status: "failed",
+            reason: "Unavailable",
+            message: engine ? "the sandbox worker is busy" : "the sandbox did not load",
+            logs: [],
+            output: [],
+          },
+        });
+        return;
+      }
+      start(engine, message.nonce, message);
+    } else if (message.type === "answer") {
+      if (active?.nonce !== message.nonce) return;
+      const resolve = active.answers.get(message.index);
+      active.answers.delete(message.index);
+      resolve?.(message.answer);
+    } else if (active?.nonce === message.nonce) {
+      active.controller.abort();
+    }
+  };
+
+  const start = (loaded: Engine, nonce: string, message: Extract<ToWorker, { type: "run" }>): void => {
+    const run: ActiveRun = { nonce, answers: new Map(), controller: new AbortController() };
+    active = run;
+    void loaded
+      .run(message.input, {
+        call: (call) =>
+          new Promise<HostCallAnswer>((resolve) => {
+            run.answers.set(call.index, resolve);
+            io.post({ type: "call", nonce, call });
+          }),
+        onLog: (line) => io.post({ type: "log", nonce, line }),
+        onBusy: (busy) => io.post({ type: "busy", nonce, busy }),
+        signal: run.controller.signal,
+      })
+      .then((outcome) => {
+        active = undefined;
+        io.post({ type: "done", nonce, outcome });
+      });
+  };
+
+  io.onMessage((message) => {
+    if (!isToWorker(message)) return;
+    if (engine) handle(message);
+    else waiting.push(message);
+  });
+
+  loadEngine().then(
+    (loaded) => {
+      engine = loaded;
+      io.post({ type: "ready" });
+      for (const message of waiting.splice(0)) handle(message);
+    },
+    () => {
+      for (const message of waiting.splice(0)) handle(message);
+      throw new Error("the sandbox engine could not be loaded");
+    },
+  );
+}
