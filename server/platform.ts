@@ -25,6 +25,12 @@ export interface Platform {
   runner: SandboxSupervisor;
   /** Server-side runs in progress, by run id: aborting one cancels it. */
   activeRuns: Map<string, AbortController>;
+  /** Turns in progress, by turn id: aborting one stops the model and its programs. */
+  activeTurns: Map<string, AbortController>;
+  /** Pages subscribed to a chat's turns, by chat id: a program of that chat can run in a page's worker. */
+  pageListeners: Map<string, number>;
+  /** A model to use instead of the configured one (tests: the AI SDK's mock models). */
+  modelOverride?: import("ai").LanguageModel;
   /** Record changes (`run` events with runId/chatId) for live views. */
   events: EventEmitter;
   /** Keeps background work (re-runs after a decision) observable; failures are logged. */
@@ -62,6 +68,8 @@ export async function createPlatform(options: CreatePlatformOptions = {}): Promi
     const apps = await AppRegistry.start({ db, dataDir: env.dataDir });
     const runner = new SandboxSupervisor({ spawn: spawnNodeWorker });
     const activeRuns = new Map<string, AbortController>();
+    const activeTurns = new Map<string, AbortController>();
+    const pageListeners = new Map<string, number>();
     const events = new EventEmitter();
     events.setMaxListeners(0);
     const background = new Set<Promise<unknown>>();
@@ -73,6 +81,8 @@ export async function createPlatform(options: CreatePlatformOptions = {}): Promi
       apps,
       runner,
       activeRuns,
+      activeTurns,
+      pageListeners,
       events,
       track(work) {
         const tracked = work.catch((error: unknown) => logFailure("background_failed", error)).finally(() => background.delete(tracked));
@@ -93,6 +103,7 @@ export async function createPlatform(options: CreatePlatformOptions = {}): Promi
       async close() {
         if (sweeper) clearInterval(sweeper);
         for (const c of activeRuns.values()) c.abort();
+        for (const c of activeTurns.values()) c.abort();
         await Promise.allSettled([...background]);
         runner.dispose();
         await apps.close();

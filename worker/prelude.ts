@@ -82,8 +82,7 @@ function FixedDate() {
   } else t = apply(DateUTC, OrigDate, arguments);
   return Reflect.construct(OrigDate, [t], new.target);
 }
-define(FixedDate, "prototype", DateProto, false);
-defineProperty(FixedDate, "prototype", { writable: false, configurable: false });
+defineProperty(FixedDate, "prototype", { value: DateProto, writable: false });
 define(DateProto, "constructor", FixedDate, false);
 define(FixedDate, "now", function now() { return fixedTime; }, false);
 define(FixedDate, "UTC", DateUTC, false);

@@ -7,6 +7,7 @@ import { decisionsRouter } from "./routers/decisions";
 import { executionsRouter } from "./routers/executions";
 import { apiKeysRouter, usersRouter } from "./routers/people";
 import { settingsRouter } from "./routers/settings";
+import { turnsRouter } from "./routers/turns";
 import { createCallerFactory, createTRPCRouter } from "./trpc";
 
 export const appRouter = createTRPCRouter({
@@ -15,6 +16,7 @@ export const appRouter = createTRPCRouter({
   chats: chatsRouter,
   codeRuns: codeRunsRouter,
   decisions: decisionsRouter,
+  turns: turnsRouter,
   connections: connectionsRouter,
   executions: executionsRouter,
   users: usersRouter,

@@ -113,6 +113,7 @@ export async function startRun(
   ctx: ServiceContext,
   input: unknown,
   host: "browser" | "server",
+  links: { turnId?: string; callId?: string } = {},
 ): Promise<{ ticket: RunTicket | null; record: CodeRunRecord }> {
   const p = requirePermission(ctx.principal, "apps.use");
   const parsed = startRunInput.safeParse(input);
@@ -134,8 +135,8 @@ export async function startRun(
   const seed = randomInt(1, 2 ** 31 - 1);
   await db.query(
     `insert into code_runs (id, execution_id, chat_id, created_by, api_key_id, status, language, code_enc, reason_enc,
-       run_time, seed, limits, bindings, host, created_at, updated_at)
-     values ($1, $2, $3, $4, $14, 'Running', $5, $6, $7, $8, $9, $10, $11, $12, $13, $13)`,
+       run_time, seed, limits, bindings, host, created_at, updated_at, turn_id, call_id, claimed_at)
+     values ($1, $2, $3, $4, $14, 'Running', $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $15, $16, $17)`,
     [
       id,
       `exe_${randomUUID()}`,
@@ -151,6 +152,9 @@ export async function startRun(
       host,
       now,
       p.keyId,
+      links.turnId ?? null,
+      links.callId ?? null,
+      links.turnId ? null : now,
     ],
   );
   await touchChat(db, chatId);
@@ -208,12 +212,12 @@ export async function resumeRun(platform: Platform, runId: string, from: { statu
   const rows =
     from.status === "Waiting"
       ? await db.query<RunRow>(
-          `update code_runs set attempt = attempt + 1, status = 'Running', host = 'server', updated_at = $2
+          `update code_runs set attempt = attempt + 1, status = 'Running', host = 'server', claimed_at = $2, updated_at = $2
            where id = $1 and status = 'Waiting' returning *`,
           [runId, Date.now()],
         )
       : await db.query<RunRow>(
-          `update code_runs set attempt = attempt + 1, host = 'server', updated_at = $2
+          `update code_runs set attempt = attempt + 1, host = 'server', claimed_at = $2, updated_at = $2
            where id = $1 and status = 'Running' and attempt = $3 returning *`,
           [runId, Date.now(), from.attempt],
         );
@@ -422,34 +426,49 @@ function failedOutcome(reason: string, message: string): CallOutcome {
   return { type: "error", name: "AppCallFailed", message, details: { reason } };
 }
 
-/** Sends an allowed call to its App, recording the App operation before and after. */
+/** Sends an allowed call to its App (from a program), recording the App operation before and after. */
 async function sendCall(ctx: ServiceContext, run: RunRow, index: number, entry: ToolEntry, argsJson: string): Promise<CallOutcome> {
-  const { db } = ctx.platform;
+  const { outcome } = await performAppCall(ctx.platform, { chatId: run.chat_id, runId: run.id, index, entry, argsJson });
+  return recordOutcome(ctx, run.id, index, outcome, null);
+}
+
+/**
+ * One App operation: recorded as Running before it is sent and with its outcome after, so a crash in
+ * between leaves a visible Unknown, never a silent resend. Used by programs and direct tool calls alike.
+ */
+export async function performAppCall(
+  platform: Platform,
+  call: { chatId: string; runId: string | null; index: number | null; entry: ToolEntry; argsJson: string },
+): Promise<{ outcome: CallOutcome; operationId: string }> {
+  const { db } = platform;
   const opId = `op_${randomUUID()}`;
-  const startedAt = Date.now();
+  const sealOp = (field: string, value: unknown) => platform.seal(`app_operations:${opId}:${field}`, JSON.stringify(value));
   await db.query(
     `insert into app_operations (id, execution_id, chat_id, run_id, call_index, connection_id, tool, status, args_enc, started_at)
      values ($1, $2, $3, $4, $5, $6, $7, 'Running', $8, $9)`,
-    [opId, `exe_${randomUUID()}`, run.chat_id, run.id, index, entry.connectionId, entry.name, seal(ctx, "app_operations", opId, "args", argsJson), startedAt],
+    [opId, `exe_${randomUUID()}`, call.chatId, call.runId, call.index, call.entry.connectionId, call.entry.name, sealOp("args", call.argsJson), Date.now()],
   );
-  await db.query("update code_run_calls set operation_id = $1 where run_id = $2 and idx = $3", [opId, run.id, index]);
+  if (call.runId !== null) {
+    await db.query("update code_run_calls set operation_id = $1 where run_id = $2 and idx = $3", [opId, call.runId, call.index]);
+  }
   let outcome: CallOutcome;
   let stored: unknown;
   let status: "Completed" | "Failed";
   let errorReason: string | null = null;
   try {
-    const result = await ctx.platform.apps.call(entry, JSON.parse(argsJson));
+    const result = await platform.apps.call(call.entry, JSON.parse(call.argsJson));
     const resultJson = JSON.stringify(result);
     if (resultJson.length > MAX_CALL_JSON) throw new AppCallError("tool_error", `The result is larger than ${MAX_CALL_JSON} bytes.`);
     outcome = { type: "ok", resultJson };
     stored = result;
     status = "Completed";
-  } catch (error) {
-    const reason = error instanceof AppCallError ? error.reason : "unavailable";
-    const message = error instanceof AppCallError ? error.message : "The App could not be reached.";
-    if (!(error instanceof AppCallError)) logFailure("app_call_failed", error, { runId: run.id, index });
+  } catch (error: unknown) {
+    const known = error instanceof AppCallError ? error : undefined;
+    const reason = known?.reason ?? "unavailable";
+    const message = known?.message ?? "The App could not be reached.";
+    if (!known) logFailure("app_call_failed", error, { runId: call.runId, index: call.index });
     const details: Record<string, unknown> = { reason };
-    if (error instanceof AppCallError && error.result !== undefined) details.result = error.result;
+    if (known?.result !== undefined) details.result = known.result;
     outcome = { type: "error", name: "AppCallFailed", message, details };
     stored = { error: { name: "AppCallFailed", message, details } };
     status = "Failed";
@@ -457,12 +476,12 @@ async function sendCall(ctx: ServiceContext, run: RunRow, index: number, entry: 
   }
   await db.query("update app_operations set status = $1, result_enc = $2, error_reason = $3, finished_at = $4 where id = $5", [
     status,
-    seal(ctx, "app_operations", opId, "result", stored),
+    sealOp("result", stored),
     errorReason,
     Date.now(),
     opId,
   ]);
-  return recordOutcome(ctx, run.id, index, outcome, null);
+  return { outcome, operationId: opId };
 }
 
 /** Stores a call's outcome with its place in the completion order. */
@@ -512,7 +531,13 @@ export async function finishRun(ctx: ServiceContext, runId: string, attempt: num
     await ctx.platform.db.query("update code_runs set status = 'Waiting', updated_at = $1 where id = $2 and status = 'Running'", [Date.now(), runId]);
   }
   ctx.platform.events.emit("run", { runId });
+  reportLater(ctx.platform, runId);
   return getRun(ctx, runId);
+}
+
+/** A run that ends after its turn moved on is posted into the chat (agent/turns decides if it did). */
+function reportLater(platform: Platform, runId: string): void {
+  platform.track(import("./agent/turns").then(({ reportRunIfLate }) => reportRunIfLate(platform, runId)));
 }
 
 /** Ends a run as Failed. The message kept in the record is the engine's (host-safe) text; the cause is logged by error id. */
@@ -532,6 +557,27 @@ export async function failRun(
      where id = $6 and status in ('Running', 'Waiting')`,
     [status, reason, errorId, seal(ctx, "code_runs", runId, "result", result), Date.now(), runId],
   );
+  reportLater(ctx.platform, runId);
+}
+
+/**
+ * A host takes an attempt: only one (a page's worker, or the server when no page does) runs it.
+ * Returns false when another host already claimed it.
+ */
+export async function claimRun(platform: Platform, runId: string, attempt: number): Promise<boolean> {
+  const rows = await platform.db.query(
+    "update code_runs set claimed_at = $3, updated_at = $3 where id = $1 and attempt = $2 and claimed_at is null and status = 'Running' returning id",
+    [runId, attempt, Date.now()],
+  );
+  return rows.length > 0;
+}
+
+/** A page claims a turn's program to run it in its worker; null when another host already has it. */
+export async function claimForPage(ctx: ServiceContext, runId: string, attempt: number): Promise<RunTicket | null> {
+  const { run } = await runForHost(ctx, runId, attempt);
+  if (!(await claimRun(ctx.platform, runId, attempt))) return null;
+  ctx.platform.events.emit("run", { runId, chatId: run.chat_id });
+  return ticketFor(ctx, { ...run, claimed_at: Date.now() } as RunRow);
 }
 
 /** Runs a program on the server's runner (no browser) and answers with its record. */

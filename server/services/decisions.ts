@@ -8,7 +8,9 @@ import type { CallOutcome } from "@/contracts/engine";
 import type { Platform } from "../platform";
 import { type Principal, requireAuth, requirePermission } from "./auth";
 import { ownedChat } from "./chats";
-import { recordOutcome, resumeRun, type ServiceContext } from "./code-runs";
+import type { ToolEntry } from "../apps/registry";
+import { randomUUID } from "node:crypto";
+import { performAppCall, recordOutcome, resumeRun, type ServiceContext } from "./code-runs";
 import { AppError, invalidInput } from "./errors";
 
 export interface DecisionRequest {
@@ -99,6 +101,46 @@ export async function decide(ctx: ServiceContext, id: string, input: unknown): P
     await recordOutcome(ctx, row.run_id, row.call_index, outcome, { name: "AppCallDenied", message });
   }
   if (row.run_id) ctx.platform.track(resumeRun(ctx.platform, row.run_id));
+  else ctx.platform.track(finishDirectCall(ctx, view));
   ctx.platform.events.emit("run", { runId: row.run_id, chatId: row.chat_id });
   return view;
+}
+
+/** A direct (non-program) tool call of a turn that needs a decision: stored like a program's. */
+export async function requestDirectDecision(
+  ctx: ServiceContext,
+  call: { chatId: string; turnId: string; toolCallId: string; entry: ToolEntry; argsJson: string; capability: { action: "apps.call"; target: string } },
+): Promise<string> {
+  const id = `dec_${randomUUID()}`;
+  const request: DecisionRequest = {
+    capability: call.capability,
+    toolCallId: call.toolCallId,
+    app: { id: call.entry.connectionId, callId: call.toolCallId, binding: call.entry.binding, tool: call.entry.name, arguments: JSON.parse(call.argsJson) as unknown },
+    code: { run: "", index: -1, code: "" },
+  };
+  await ctx.platform.db.query(
+    "insert into decisions (id, chat_id, run_id, call_index, status, request_enc, created_at) values ($1, $2, null, null, 'pending', $3, $4)",
+    [id, call.chatId, ctx.platform.seal(`decisions:${id}:request`, JSON.stringify(request)), Date.now()],
+  );
+  ctx.platform.events.emit("run", { runId: null, chatId: call.chatId });
+  return id;
+}
+
+/** After the decision on a direct call: send it (allow) or not (deny), and post the result into the chat. */
+async function finishDirectCall(ctx: ServiceContext, view: DecisionView): Promise<void> {
+  const { postLateResult } = await import("./agent/turns");
+  const binding = view.request.app.binding;
+  const keyId = ctx.principal?.keyId ?? null;
+  if (view.status !== "allowed") {
+    await postLateResult(ctx.platform, view.chatId, keyId, `The call apps.${binding} was not allowed.`, { decision: view.status });
+    return;
+  }
+  const entry = ctx.platform.apps.resolve(binding);
+  if (!entry) {
+    await postLateResult(ctx.platform, view.chatId, keyId, `The call apps.${binding} could not be sent: the App is gone.`, {});
+    return;
+  }
+  const { outcome } = await performAppCall(ctx.platform, { chatId: view.chatId, runId: null, index: null, entry, argsJson: JSON.stringify(view.request.app.arguments ?? {}) });
+  const payload = outcome.type === "ok" ? (JSON.parse(outcome.resultJson) as unknown) : { error: { name: outcome.name, message: outcome.message } };
+  await postLateResult(ctx.platform, view.chatId, keyId, `The call apps.${binding} was allowed and sent.`, payload);
 }

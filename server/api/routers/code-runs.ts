@@ -2,7 +2,7 @@ import { on } from "node:events";
 import { z } from "zod";
 import { readableChat } from "../../services/chats";
 import type { RunOutcome } from "@/contracts/engine";
-import { cancelRun, finishRun, getRun, handleCall, listRuns, runOnServer, startRun } from "../../services/code-runs";
+import { cancelRun, claimForPage, finishRun, getRun, handleCall, listRuns, runOnServer, startRun } from "../../services/code-runs";
 import { createTRPCRouter, publicProcedure } from "../trpc";
 
 const callInput = z.object({
@@ -37,6 +37,10 @@ export const codeRunsRouter = createTRPCRouter({
   finish: publicProcedure
     .input(z.object({ runId: z.string(), attempt: z.number().int(), outcome }))
     .mutation(({ ctx, input }) => finishRun(ctx, input.runId, input.attempt, input.outcome as RunOutcome)),
+  /** A page takes a turn's program to run in its worker; null when another host has it. */
+  claim: publicProcedure
+    .input(z.object({ runId: z.string(), attempt: z.number().int() }))
+    .mutation(({ ctx, input }) => claimForPage(ctx, input.runId, input.attempt)),
   /** Runs a program on the server runner (no browser). */
   runOnServer: publicProcedure.input(z.unknown()).mutation(({ ctx, input }) => runOnServer(ctx, input)),
   cancel: publicProcedure.input(z.object({ id: z.string() })).mutation(({ ctx, input }) => cancelRun(ctx, input.id)),

@@ -4,10 +4,12 @@ import { sql as core } from "./0001-core";
 import { sql as builtinApps } from "./0002-builtin-apps";
 import { sql as decisions } from "./0003-decisions";
 import { sql as secrets } from "./0004-secrets";
+import { sql as turns } from "./0005-turns";
 
 export const MIGRATIONS: readonly Migration[] = [
   { id: "0001-core", sql: core },
   { id: "0002-builtin-apps", sql: builtinApps },
   { id: "0003-decisions", sql: decisions },
   { id: "0004-secrets", sql: secrets },
+  { id: "0005-turns", sql: turns },
 ];

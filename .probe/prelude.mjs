@@ -1,0 +1,391 @@
+// worker/prelude.ts
+var PRELUDE_SOURCE = String.raw`(function (hostCall, hostLog, hostOut, configJson) {
+"use strict";
+const G = globalThis;
+const JSONParse = JSON.parse, JSONStringify = JSON.stringify;
+const apply = Reflect.apply, ownKeys = Reflect.ownKeys;
+const ObjectCreate = Object.create, defineProperty = Object.defineProperty, freeze = Object.freeze;
+const getPrototypeOf = Object.getPrototypeOf, getOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
+const isArray = Array.isArray, StringCtor = String, NumberIsInteger = Number.isInteger;
+const ErrorCtor = Error, TypeErrorCtor = TypeError, RangeErrorCtor = RangeError;
+const ErrorProto = Error.prototype, DateProto = Date.prototype, RegExpProto = RegExp.prototype;
+const MapProto = Map.prototype, SetProto = Set.prototype;
+const MapCtor = Map, MapGet = MapProto.get, MapSet = MapProto.set, MapHas = MapProto.has;
+const MapForEach = MapProto.forEach, SetForEach = SetProto.forEach;
+const MapSize = getOwnPropertyDescriptor(MapProto, "size").get, SetSize = getOwnPropertyDescriptor(SetProto, "size").get;
+const TypedArrayProto = getPrototypeOf(Uint8Array.prototype);
+const TypedArrayLength = getOwnPropertyDescriptor(TypedArrayProto, "length").get;
+const TypedArrayTag = getOwnPropertyDescriptor(TypedArrayProto, Symbol.toStringTag).get;
+const StrIndexOf = StringCtor.prototype.indexOf, StrSlice = StringCtor.prototype.slice;
+const StrReplace = StringCtor.prototype.replace, RegExpTest = RegExpProto.test;
+const SymbolToString = Symbol.prototype.toString, FunctionToString = Function.prototype.toString;
+const DateToISO = DateProto.toISOString, DateGetTime = DateProto.getTime, RegExpToString = RegExpProto.toString;
+const PromiseCtor = Promise, PromiseReject = Promise.reject;
+const AsyncFunction = (async function () {}).constructor;
+const config = JSONParse(configJson);
+
+for (const name of ["SharedArrayBuffer", "Atomics", "WeakRef", "FinalizationRegistry", "WebAssembly"]) delete G[name];
+
+function define(target, key, value, enumerable) {
+  defineProperty(target, key, { value: value, writable: true, enumerable: enumerable, configurable: true });
+}
+function sliceStr(s, a, b) { return apply(StrSlice, s, [a, b]); }
+
+// Randomness: sfc32 seeded from the run's seed.
+let ra = config.seed >>> 0, rb = (config.seed / 4294967296) >>> 0, rc = 0x9e3779b9, rd = 0x243f6a88;
+function sfc32() {
+  const t = (((ra + rb) | 0) + rd) | 0;
+  rd = (rd + 1) | 0; ra = rb ^ (rb >>> 9); rb = (rc + (rc << 3)) | 0;
+  rc = (rc << 21) | (rc >>> 11); rc = (rc + t) | 0;
+  return (t >>> 0) / 4294967296;
+}
+for (let i = 0; i < 12; i++) sfc32();
+define(Math, "random", function random() { return sfc32(); }, false);
+
+// Time: fixed instant, and every local-time view is UTC so hosts in different zones agree.
+const OrigDate = Date, fixedTime = config.time, DateUTC = Date.UTC, DateParse = Date.parse;
+const isoLocal = /^(\d{4}|[+-]\d{6})-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?$/;
+function parseUTC(s) {
+  s = StringCtor(s);
+  return apply(DateParse, OrigDate, [apply(RegExpTest, isoLocal, [s]) ? s + "Z" : s]);
+}
+function FixedDate() {
+  const n = arguments.length;
+  if (new.target === undefined) return apply(DateProto.toString, new OrigDate(fixedTime), []);
+  let t;
+  if (n === 0) t = fixedTime;
+  else if (n === 1) {
+    const v = arguments[0];
+    t = typeof v === "string" ? parseUTC(v) : v;
+  } else t = apply(DateUTC, OrigDate, arguments);
+  return Reflect.construct(OrigDate, [t], new.target);
+}
+defineProperty(FixedDate, "prototype", { value: DateProto, writable: false });
+define(DateProto, "constructor", FixedDate, false);
+define(FixedDate, "now", function now() { return fixedTime; }, false);
+define(FixedDate, "UTC", DateUTC, false);
+define(FixedDate, "parse", function parse(s) { return parseUTC(s); }, false);
+for (const part of ["FullYear", "Month", "Date", "Day", "Hours", "Minutes", "Seconds", "Milliseconds"]) {
+  define(DateProto, "get" + part, DateProto["getUTC" + part], false);
+  if (part !== "Day") define(DateProto, "set" + part, DateProto["setUTC" + part], false);
+}
+define(DateProto, "getTimezoneOffset", function getTimezoneOffset() { apply(DateGetTime, this, []); return 0; }, false);
+define(DateProto, "getYear", function getYear() { return apply(DateProto.getUTCFullYear, this, []) - 1900; }, false);
+const DAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+function pad(n, w) { let s = StringCtor(n); while (s.length < w) s = "0" + s; return s; }
+function parts(d) {
+  const t = apply(DateGetTime, d, []);
+  if (t !== t) return null;
+  const u = new OrigDate(t);
+  return {
+    y: apply(DateProto.getUTCFullYear, u, []), mo: apply(DateProto.getUTCMonth, u, []),
+    d: apply(DateProto.getUTCDate, u, []), wd: apply(DateProto.getUTCDay, u, []),
+    h: apply(DateProto.getUTCHours, u, []), mi: apply(DateProto.getUTCMinutes, u, []),
+    s: apply(DateProto.getUTCSeconds, u, []),
+  };
+}
+function yearStr(y) { return y < 0 ? "-" + pad(-y, 6) : pad(y, 4); }
+function dateStr(p) { return DAYS[p.wd] + " " + MONTHS[p.mo] + " " + pad(p.d, 2) + " " + yearStr(p.y); }
+function timeStr(p) { return pad(p.h, 2) + ":" + pad(p.mi, 2) + ":" + pad(p.s, 2) + " GMT+0000"; }
+function localeDate(p) { return pad(p.mo + 1, 2) + "/" + pad(p.d, 2) + "/" + yearStr(p.y); }
+function localeTime(p) {
+  const h12 = p.h % 12 === 0 ? 12 : p.h % 12;
+  return pad(h12, 2) + ":" + pad(p.mi, 2) + ":" + pad(p.s, 2) + (p.h < 12 ? " AM" : " PM");
+}
+function dateMethod(name, f) {
+  define(DateProto, name, { [name]() { const p = parts(this); return p === null ? "Invalid Date" : f(p); } }[name], false);
+}
+dateMethod("toString", function (p) { return dateStr(p) + " " + timeStr(p); });
+dateMethod("toDateString", dateStr);
+dateMethod("toTimeString", timeStr);
+dateMethod("toLocaleString", function (p) { return localeDate(p) + ", " + localeTime(p); });
+dateMethod("toLocaleDateString", localeDate);
+dateMethod("toLocaleTimeString", localeTime);
+define(G, "Date", FixedDate, false);
+
+// Inspection for console and text(): Node-like, single line when short, depth 2, getters not run.
+const identRe = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+function quote(s) {
+  return "'" + apply(StrReplace, s, [/[\\'\n\r\t]/g, function (c) {
+    return c === "\n" ? "\\n" : c === "\r" ? "\\r" : c === "\t" ? "\\t" : "\\" + c;
+  }]) + "'";
+}
+function isInstance(v, proto) {
+  let p = v;
+  for (let i = 0; i < 1000; i++) {
+    p = getPrototypeOf(p);
+    if (p === null) return false;
+    if (p === proto) return true;
+  }
+  return false;
+}
+function fnName(f) {
+  const d = getOwnPropertyDescriptor(f, "name");
+  return d && typeof d.value === "string" ? d.value : "";
+}
+function join(open, items, close, indent) {
+  if (items.length === 0) return open + close;
+  let total = open.length, multiline = false;
+  for (let i = 0; i < items.length; i++) {
+    total += items[i].length + 2;
+    if (apply(StrIndexOf, items[i], ["\n"]) !== -1) multiline = true;
+  }
+  if (!multiline && total <= 72) {
+    let out = open + " ";
+    for (let i = 0; i < items.length; i++) out += (i ? ", " : "") + items[i];
+    return out + " " + close;
+  }
+  const pad2 = indent + "  ";
+  let out = open + "\n";
+  for (let i = 0; i < items.length; i++) out += pad2 + items[i] + (i < items.length - 1 ? ",\n" : "\n");
+  return out + indent + close;
+}
+function inspect(v, depth, seen, indent, budget) {
+  const t = typeof v;
+  if (t === "string") return depth === 0 ? v : quote(v);
+  if (t === "number") return v === 0 && 1 / v < 0 ? "-0" : StringCtor(v);
+  if (t === "bigint") return StringCtor(v) + "n";
+  if (t === "symbol") return apply(SymbolToString, v, []);
+  if (v === null || t === "undefined" || t === "boolean") return StringCtor(v);
+  if (t === "function") {
+    const name = fnName(v);
+    let src = "";
+    try { src = apply(FunctionToString, v, []); } catch (e) {}
+    if (sliceStr(src, 0, 6) === "class ") return "[class " + (name || "(anonymous)") + "]";
+    return "[Function: " + (name || "(anonymous)") + "]";
+  }
+  for (let i = 0; i < seen.length; i++) if (seen[i] === v) return "[Circular]";
+  if (isInstance(v, ErrorProto)) {
+    let name = "Error", message = "";
+    const dn = getOwnPropertyDescriptor(v, "name") || getOwnPropertyDescriptor(getPrototypeOf(v), "name");
+    if (dn && typeof dn.value === "string") name = dn.value;
+    const dm = getOwnPropertyDescriptor(v, "message");
+    if (dm && typeof dm.value === "string") message = dm.value;
+    const text = message ? name + ": " + message : name;
+    return depth === 0 ? text : "[" + text + "]";
+  }
+  if (isInstance(v, DateProto)) {
+    const tm = apply(DateGetTime, v, []);
+    return tm === tm ? apply(DateToISO, v, []) : "Invalid Date";
+  }
+  if (isInstance(v, RegExpProto)) return apply(RegExpToString, v, []);
+  const items = [];
+  const next = seen.concat([v]);
+  const inner = indent + "  ";
+  let open, close = "}";
+  if (isInstance(v, MapProto)) {
+    if (depth > 2) return "[Map]";
+    apply(MapForEach, v, [function (val, key) {
+      if (items.length < 100 && budget.left > 0) {
+        const s = inspect(key, depth + 1, next, inner, budget) + " => " + inspect(val, depth + 1, next, inner, budget);
+        budget.left -= s.length;
+        define(items, items.length, s, true);
+      }
+    }]);
+    return join("Map(" + apply(MapSize, v, []) + ") {", items, "}", indent);
+  }
+  if (isInstance(v, SetProto)) {
+    if (depth > 2) return "[Set]";
+    apply(SetForEach, v, [function (val) {
+      if (items.length < 100 && budget.left > 0) {
+        const s = inspect(val, depth + 1, next, inner, budget);
+        budget.left -= s.length;
+        define(items, items.length, s, true);
+      }
+    }]);
+    return join("Set(" + apply(SetSize, v, []) + ") {", items, "}", indent);
+  }
+  if (isInstance(v, TypedArrayProto)) {
+    const n = apply(TypedArrayLength, v, []);
+    for (let i = 0; i < n && i < 100; i++) define(items, items.length, inspect(v[i], depth + 1, next, inner, budget), true);
+    if (n > 100) define(items, items.length, "... " + (n - 100) + " more items", true);
+    return join(apply(TypedArrayTag, v, []) + "(" + n + ") [", items, "]", indent);
+  }
+  if (isInstance(v, PromiseCtor.prototype)) return "Promise {}";
+  const arr = isArray(v);
+  if (depth > 2) return arr ? "[Array]" : "[Object]";
+  const keys = ownKeys(v);
+  let shown = 0;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i];
+    if (arr && k === "length") continue;
+    const d = getOwnPropertyDescriptor(v, k);
+    if (!d || !d.enumerable) continue;
+    if (shown >= 100 || budget.left <= 0) { define(items, items.length, "... more items", true); break; }
+    shown++;
+    let val;
+    if ("value" in d) val = inspect(d.value, depth + 1, next, inner, budget);
+    else val = d.get && d.set ? "[Getter/Setter]" : d.get ? "[Getter]" : "[Setter]";
+    let s;
+    if (arr && typeof k === "string" && apply(RegExpTest, /^(0|[1-9][0-9]*)$/, [k])) s = val;
+    else {
+      const label = typeof k === "symbol" ? "[" + apply(SymbolToString, k, []) + "]" : apply(RegExpTest, identRe, [k]) ? k : quote(k);
+      s = label + ": " + val;
+    }
+    budget.left -= s.length;
+    define(items, items.length, s, true);
+  }
+  if (arr) return join("[", items, "]", indent);
+  const proto = getPrototypeOf(v);
+  open = "{";
+  if (proto === null) open = "[Object: null prototype] {";
+  else if (proto !== Object.prototype) {
+    const cd = getOwnPropertyDescriptor(proto, "constructor");
+    const name = cd && typeof cd.value === "function" ? fnName(cd.value) : "";
+    if (name && name !== "Object") open = name + " {";
+  }
+  return join(open, items, close, indent);
+}
+function format(args, left) {
+  const budget = { left: left };
+  let out = "", start = 0;
+  if (args.length > 0 && typeof args[0] === "string" && apply(StrIndexOf, args[0], ["%"]) !== -1) {
+    const f = args[0];
+    let a = 1, i = 0, last = 0;
+    out = "";
+    while (i < f.length - 1) {
+      if (f[i] === "%") {
+        const c = f[i + 1];
+        let rep = null;
+        if (c === "%") rep = "%";
+        else if (a < args.length) {
+          const v = args[a];
+          if (c === "s") rep = typeof v === "string" ? v : inspect(v, 1, [], "", budget);
+          else if (c === "d" || c === "i") rep = typeof v === "bigint" ? StringCtor(v) + "n" : StringCtor(c === "i" ? parseInt(v) : +v);
+          else if (c === "f") rep = StringCtor(parseFloat(v));
+          else if (c === "j") { try { rep = StringCtor(JSONStringify(v)); } catch (e) { rep = "[Circular]"; } }
+          else if (c === "o" || c === "O" || c === "c") rep = c === "c" ? "" : inspect(v, 1, [], "", budget);
+          if (rep !== null && c !== "%") a++;
+        }
+        if (rep !== null) { out += sliceStr(f, last, i) + rep; i += 2; last = i; continue; }
+      }
+      i++;
+    }
+    out += sliceStr(f, last);
+    start = a;
+    for (let j = start; j < args.length; j++) out += " " + inspect(args[j], 0, [], "", budget);
+    return out;
+  }
+  for (let j = 0; j < args.length; j++) out += (j ? " " : "") + inspect(args[j], 0, [], "", budget);
+  return out;
+}
+
+// Console, text(), json().
+let logLeft = config.logMax;
+function logAt(level) {
+  return { [level]: function () {
+    if (logLeft <= 0) return;
+    const text = format(arguments, logLeft);
+    logLeft = hostLog(level, text);
+  } }[level];
+}
+const consoleObj = ObjectCreate(Object.prototype);
+for (const level of ["log", "info", "warn", "error"]) define(consoleObj, level, logAt(level), true);
+define(consoleObj, "debug", logAt("log"), true);
+define(G, "console", consoleObj, false);
+define(G, "text", function text(value) { hostOut("text", typeof value === "string" ? value : format([value], config.valueMax)); }, false);
+define(G, "json", function json(value) {
+  const s = JSONStringify(value);
+  hostOut("json", s === undefined ? "null" : s);
+}, false);
+
+// Errors as the program sees them, and as the host is told about uncaught ones.
+function appError(envelope) {
+  let o;
+  try { o = JSONParse(envelope); } catch (e) { o = null; }
+  if (o === null || typeof o !== "object") o = { name: "AppCallFailed", message: "call failed", details: {} };
+  const Ctor = o.name === "TypeError" ? TypeErrorCtor : o.name === "RangeError" ? RangeErrorCtor : ErrorCtor;
+  const e = new Ctor(StringCtor(o.message));
+  if (Ctor === ErrorCtor) define(e, "name", StringCtor(o.name), false);
+  if (o.details !== undefined) define(e, "details", o.details, true);
+  return e;
+}
+function describe(e, compile) {
+  try {
+    if (e !== null && (typeof e === "object" || typeof e === "function") && isInstance(e, ErrorProto)) {
+      let name = "Error", message = "";
+      try { name = StringCtor(e.name); } catch (x) {}
+      try { message = StringCtor(e.message); } catch (x) {}
+      let text = message ? name + ": " + message : name;
+      if (compile && typeof e.lineNumber === "number") {
+        const m = /<input>:(\d+):(\d+)/.exec(StringCtor(e.stack));
+        text += " (line " + (e.lineNumber - 2) + (m ? ", column " + m[2] : "") + ")";
+      }
+      return sliceStr(text, 0, 4000);
+    }
+    return sliceStr("Uncaught " + inspect(e, 1, [], "", { left: 4000 }), 0, 4000);
+  } catch (x) {
+    return "Error: the program threw a value that cannot be described";
+  }
+}
+
+// apps and vault.
+const bindingSet = new MapCtor();
+function invoke(name, args) {
+  return (async function () {
+    let s = "{}";
+    if (args !== undefined) {
+      s = JSONStringify(args);
+      if (typeof s !== "string") throw new TypeErrorCtor("arguments of apps." + name + " are not JSON-compatible");
+    }
+    if (s.length > config.argsMax) {
+      throw new RangeErrorCtor("arguments of apps." + name + " are too large (" + s.length + " characters, limit " + config.argsMax + ")");
+    }
+    let raw;
+    try { raw = await hostCall(name, s); } catch (envelope) { throw appError(envelope); }
+    return JSONParse(raw);
+  })();
+}
+let callFn = function call(name, args) {
+  if (typeof name !== "string" || !apply(MapHas, bindingSet, [name])) {
+    const shown = typeof name === "string" ? JSONStringify(sliceStr(name, 0, 200)) : typeof name;
+    return apply(PromiseReject, PromiseCtor, [new TypeErrorCtor("apps.call: unknown binding " + shown)]);
+  }
+  return invoke(name, args);
+};
+const apps = ObjectCreate(null);
+define(apps, "call", callFn, false);
+for (const name of config.bindings) {
+  const dot = apply(StrIndexOf, name, ["."]);
+  if (dot <= 0 || dot === name.length - 1) continue;
+  const conn = sliceStr(name, 0, dot), cap = sliceStr(name, dot + 1);
+  apply(MapSet, bindingSet, [name, true]);
+  let holder = conn === "call" ? callFn : getOwnPropertyDescriptor(apps, conn);
+  if (holder === undefined) { define(apps, conn, ObjectCreate(null), true); holder = apps[conn]; }
+  else if (holder !== callFn) holder = holder.value;
+  try { define(holder, cap, { [cap]: function (args) { return invoke(name, args); } }[cap], true); } catch (e) {}
+}
+for (const key of ownKeys(apps)) freeze(apps[key]);
+freeze(apps);
+const vault = ObjectCreate(null);
+for (const name of config.vaultNames) {
+  const slash = apply(StrIndexOf, name, ["/"]);
+  const ref = "\u27E6vault:" + name + "\u27E7";
+  if (slash < 0) { if (getOwnPropertyDescriptor(vault, name) === undefined) define(vault, name, ref, true); continue; }
+  const group = sliceStr(name, 0, slash), key = sliceStr(name, slash + 1);
+  let d = getOwnPropertyDescriptor(vault, group);
+  if (d === undefined) { define(vault, group, ObjectCreate(null), true); d = getOwnPropertyDescriptor(vault, group); }
+  if (typeof d.value === "object") define(d.value, key, ref, true);
+}
+for (const key of ownKeys(vault)) if (typeof vault[key] === "object") freeze(vault[key]);
+freeze(vault);
+define(G, "apps", apps, false);
+define(G, "vault", vault, false);
+
+return function start(code) {
+  return (async function () {
+    let fn;
+    try { fn = new AsyncFunction(code); } catch (e) { return "E" + describe(e, true); }
+    let value, s;
+    try { value = await apply(fn, undefined, []); } catch (e) { return "E" + describe(e, false); }
+    try { s = JSONStringify(value); } catch (e) { return "E" + describe(e, false); }
+    if (s === undefined) s = "null";
+    if (s.length > config.valueMax) return "T" + s.length;
+    return "V" + s;
+  })();
+};
+})`;
+export {
+  PRELUDE_SOURCE
+};

@@ -1,0 +1,6 @@
+import { rest } from "@/server/http/rest";
+import { runTurnToEnd } from "@/server/services/agent/turns";
+
+export const dynamic = "force-dynamic";
+/** Runs a turn for integrations (programs run on the server runner) and answers with the turn. */
+export const POST = rest(({ ctx, params, body }) => runTurnToEnd(ctx, params.chatId!, body));

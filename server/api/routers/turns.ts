@@ -1,0 +1,32 @@
+import { on } from "node:events";
+import { z } from "zod";
+import { readableChat } from "../../services/chats";
+import { listMessages, getTurn, startTurn, stopTurn, type TurnEvent } from "../../services/agent/turns";
+import { createTRPCRouter, publicProcedure } from "../trpc";
+
+export const turnsRouter = createTRPCRouter({
+  /** Starts a turn from the web chat; programs run in this page's worker. Events stream on onEvent. */
+  send: publicProcedure.input(z.object({ chatId: z.string(), message: z.unknown() })).mutation(async ({ ctx, input }) => {
+    const { turnId } = await startTurn(ctx, input.chatId, { message: input.message }, "browser");
+    return { turnId };
+  }),
+  stop: publicProcedure.input(z.object({ turnId: z.string() })).mutation(({ ctx, input }) => stopTurn(ctx, input.turnId)),
+  byId: publicProcedure.input(z.object({ turnId: z.string() })).query(({ ctx, input }) => getTurn(ctx, input.turnId)),
+  messages: publicProcedure.input(z.object({ chatId: z.string() })).query(({ ctx, input }) => listMessages(ctx, input.chatId)),
+  /** Live events of the chat's turns. While a page listens, the chat's programs run in its worker. */
+  onEvent: publicProcedure.input(z.object({ chatId: z.string() })).subscription(async function* ({ ctx, input, signal }) {
+    await readableChat(ctx.platform.db, ctx.principal, input.chatId);
+    const listeners = ctx.platform.pageListeners;
+    listeners.set(input.chatId, (listeners.get(input.chatId) ?? 0) + 1);
+    try {
+      for await (const [payload] of on(ctx.platform.events, "turn", { signal })) {
+        const { chatId, event } = payload as { chatId: string; event: TurnEvent };
+        if (chatId === input.chatId) yield event;
+      }
+    } finally {
+      const left = (listeners.get(input.chatId) ?? 1) - 1;
+      if (left > 0) listeners.set(input.chatId, left);
+      else listeners.delete(input.chatId);
+    }
+  }),
+});

@@ -1,0 +1,42 @@
+/**
+ * Errors of the Apps layer. `AppCallError` is the one failure of `AppRegistry.call`, with a reason the
+ * program sees as `details.reason` and a message that is safe to show (no server internals beyond what the
+ * App itself said). `ConnectionConfigError` names the field of a bad connection request.
+ */
+import type { PendingInput } from "./elicitation";
+
+export type AppCallFailure = "timeout" | "unavailable" | "tool_error" | "invalid_arguments" | "input_required";
+
+/** A CallToolResult as the App sent it (or as a resource/prompt read is shaped for programs). */
+export interface AppCallResult {
+  content: unknown[];
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+  [key: string]: unknown;
+}
+
+export class AppCallError extends Error {
+  override readonly name = "AppCallError";
+  constructor(
+    readonly reason: AppCallFailure,
+    message: string,
+    /** The App's own result, for `tool_error` from an `isError: true` result. */
+    readonly result?: AppCallResult,
+    /** The open question, for `input_required`: answer it outside the program. */
+    readonly input?: PendingInput,
+  ) {
+    super(message);
+  }
+}
+
+export class ConnectionConfigError extends Error {
+  override readonly name = "ConnectionConfigError";
+  constructor(
+    message: string,
+    /** The offending field, e.g. `transport.url`. */
+    readonly field?: string,
+    readonly code: "invalid" | "not_found" = "invalid",
+  ) {
+    super(message);
+  }
+}
