@@ -175,7 +175,7 @@ function inspect(v, depth, seen, indent, budget) {
     let src = "";
     try { src = apply(FunctionToString, v, []); } catch (e) {}
     if (sliceStr(src, 0, 6) === "class ") return "[class " + (name || "(anonymous)") + "]";
-    return "[Function: " + (name || "(anonymous)") + "]";
+    return name ? "[Function: " + name + "]" : "[Function (anonymous)]";
   }
   for (let i = 0; i < seen.length; i++) if (seen[i] === v) return "[Circular]";
   if (isInstance(v, ErrorProto)) {

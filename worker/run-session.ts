@@ -44,6 +44,11 @@ export const ARGS_MAX_CHARS = 1 << 20;
 /** QuickJS stack limit; larger values let deep recursion overflow the host's own stack. */
 export const MAX_STACK_BYTES = 256 * 1024;
 const MIB = 1024 * 1024;
+/**
+ * When the heap cannot spare this much, the program is near the cap. QuickJS then may fail to allocate
+ * even its "out of memory" error and throw `null`, so the run's reason is taken from this flag.
+ */
+const PRESSURE_BYTES = 512 * 1024;
 const APP_ERRORS = new Set(["AppCallDenied", "AppCallFailed", "AppInputRequired", "VaultDenied"]);
 const STOP_REASONS = new Set<FailureReason>(["ReplayMismatch", "Cancelled", "Unavailable"]);
 const LOG_LEVELS = new Set<LogLevel>(["log", "info", "warn", "error"]);
@@ -78,6 +83,8 @@ export class RunSession {
   private readonly pausedAt: number[] = [];
   private halt: Halt | undefined;
   private timedOut = false;
+  /** Set once the heap could not spare PRESSURE_BYTES: an error after that is reported as `Memory`. */
+  private memoryPressure = false;
   private guestMs = 0;
   private sliceStart = 0;
   private inSlice = false;
@@ -159,7 +166,6 @@ export class RunSession {
         start.error.dispose();
         throw new Error("the sandbox prelude failed to start");
       }
-      runtime.setMemoryLimit(Math.max(1, this.limits.memoryMb) * MIB);
       const code = ctx.newString(this.input.code);
       const program = ctx.callFunction(start.value, ctx.undefined, code);
       code.dispose();
@@ -240,6 +246,7 @@ export class RunSession {
 
   private shouldInterrupt(): boolean {
     if (this.halt || this.timedOut) return true;
+    if (!this.memoryPressure && !this.module.canAllocate(PRESSURE_BYTES)) this.memoryPressure = true;
     if (!this.inSlice) return false;
     if (this.guestMs + (now() - this.sliceStart) > this.limits.timeoutMs) {
       this.timedOut = true;
@@ -285,7 +292,7 @@ export class RunSession {
   }
 
   private programError(text: string): Ending {
-    if (text === "InternalError: out of memory") {
+    if (text === "InternalError: out of memory" || this.memoryPressure) {
       return { status: "failed", reason: "Memory", message: this.memoryMessage() };
     }
     return { status: "failed", reason: "Error", message: text };
@@ -313,7 +320,7 @@ export class RunSession {
       handle.dispose();
     }
     if (this.timedOut || this.halt) return;
-    if (text === "InternalError: out of memory") this.halt = { reason: "Memory", message: this.memoryMessage() };
+    if (text === "InternalError: out of memory" || this.memoryPressure) this.halt = { reason: "Memory", message: this.memoryMessage() };
     else this.halt = { reason: "Error", message: text || "the program failed" };
   }
 

@@ -25,6 +25,7 @@ export function AppShell({ children, requireAdmin = false }: { children: (me: Me
       ? [
           { href: "/admin/settings", label: "Admin · Settings", active: pathname.startsWith("/admin/settings") },
           { href: "/admin/apps", label: "Admin · Apps", active: pathname.startsWith("/admin/apps") },
+          { href: "/admin/model", label: "Admin · Model", active: pathname.startsWith("/admin/model") },
         ]
       : []),
   ];

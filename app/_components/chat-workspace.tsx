@@ -13,6 +13,7 @@ import type { CodeRunRecord } from "@/contracts/code-run";
 import type { LogLine } from "@/contracts/engine";
 import { runInBrowser } from "../_lib/run-in-browser";
 import { useTRPC, useTRPCClient } from "../_lib/trpc";
+import { ChatThread } from "./chat-thread";
 import { DecisionCard } from "./decision-card";
 import { RunCard } from "./run-card";
 
@@ -65,6 +66,8 @@ function ChatView({ chatId }: { chatId: string }) {
   const chat = useQuery(trpc.chats.byId.queryOptions({ id: chatId }));
   const runs = useQuery(trpc.codeRuns.listByChat.queryOptions({ chatId }));
   const decisions = useQuery(trpc.decisions.list.queryOptions({ chatId, status: "pending" }));
+  const mode = useQuery(trpc.chats.mode.queryOptions());
+  const [showComposer, setShowComposer] = useState(false);
   useSubscription(
     trpc.codeRuns.onChange.subscriptionOptions(
       { chatId },
@@ -115,17 +118,40 @@ function ChatView({ chatId }: { chatId: string }) {
       <div className="row" style={{ justifyContent: "space-between" }}>
         <h1 style={{ margin: 0, fontSize: 22 }}>{chat.data?.title ?? "…"}</h1>
       </div>
-      <p className="banner" data-testid="manual-mode">
-        No model is configured, so this chat is in manual mode: write a program and run it. It runs in this page&apos;s
-        sandbox and calls your Apps as <code>apps.&lt;app&gt;.&lt;tool&gt;(…)</code>.
-      </p>
-      {shown.length === 0 && <p className="muted">No runs in this chat yet.</p>}
-      {shown.map((r) => (
-        <RunCard key={r.id} run={r} liveLogs={live?.run?.id === r.id ? live.logs : undefined} />
-      ))}
+      {mode.data && !mode.data.modelConfigured && (
+        <p className="banner" data-testid="manual-mode">
+          No model is configured, so this chat is in manual mode: write a program and run it. It runs in this page&apos;s
+          sandbox and calls your Apps as <code>apps.&lt;app&gt;.&lt;tool&gt;(…)</code>.
+        </p>
+      )}
+      {mode.data?.modelConfigured ? (
+        <>
+          <ChatThread chatId={chatId} runs={records} />
+          {shown
+            .filter((r) => !r.callId)
+            .map((r) => (
+              <RunCard key={r.id} run={r} liveLogs={live?.run?.id === r.id ? live.logs : undefined} />
+            ))}
+        </>
+      ) : (
+        <>
+          {shown.length === 0 && <p className="muted">No runs in this chat yet.</p>}
+          {shown.map((r) => (
+            <RunCard key={r.id} run={r} liveLogs={live?.run?.id === r.id ? live.logs : undefined} />
+          ))}
+        </>
+      )}
       {decisions.data?.map((d) => (
         <DecisionCard key={d.id} decision={d} />
       ))}
+      {mode.data?.modelConfigured && !showComposer && (
+        <div className="row">
+          <button type="button" onClick={() => setShowComposer(true)}>
+            Write a program yourself
+          </button>
+        </div>
+      )}
+      {(!mode.data?.modelConfigured || showComposer) && (
       <form
         className="panel stack"
         aria-label="Program"
@@ -176,6 +202,7 @@ function ChatView({ chatId }: { chatId: string }) {
           )}
         </div>
       </form>
+      )}
     </section>
   );
 }

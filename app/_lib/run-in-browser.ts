@@ -5,7 +5,7 @@
  * server over tRPC, which alone decides and records. The end of the attempt goes back to the server.
  */
 import type { TRPCClient } from "@trpc/client";
-import type { CodeRunRecord, StartRunInput } from "@/contracts/code-run";
+import type { CodeRunRecord, RunTicket, StartRunInput } from "@/contracts/code-run";
 import type { HostCallAnswer, LogLine } from "@/contracts/engine";
 import type { AppRouter } from "@/server/api/root";
 import { sendFinish } from "./outbox";
@@ -33,6 +33,11 @@ export async function runInBrowser(
   const { ticket, record } = await client.codeRuns.start.mutate(input);
   handlers.onStarted?.(record);
   if (!ticket) return record;
+  return runTicketInBrowser(client, ticket, handlers);
+}
+
+/** Runs an attempt the server handed out (a manual run, or a turn's program this page claimed). */
+export async function runTicketInBrowser(client: TRPCClient<AppRouter>, ticket: RunTicket, handlers: BrowserRunHandlers = {}): Promise<CodeRunRecord> {
   const outcome = await getSupervisor().run(ticket.input, {
     call: (req) =>
       client.codeRuns.call

@@ -35,7 +35,7 @@ export class ConnectionConfigError extends Error {
     message: string,
     /** The offending field, e.g. `transport.url`. */
     readonly field?: string,
-    readonly code: "invalid" | "not_found" = "invalid",
+    readonly code: "BAD_REQUEST" | "NOT_FOUND" = "BAD_REQUEST",
   ) {
     super(message);
   }

@@ -1,8 +1,16 @@
 import { z } from "zod";
 import { createChat, listChats, readableChat, shareChat, unshareChat } from "../../services/chats";
+import { requireAuth } from "../../services/auth";
+import { readSettings } from "../../services/settings";
 import { createTRPCRouter, publicProcedure } from "../trpc";
 
 export const chatsRouter = createTRPCRouter({
+  /** What chats can do now: a model configured (else manual mode), Code Mode on. */
+  mode: publicProcedure.query(async ({ ctx }) => {
+    requireAuth(ctx.principal);
+    const s = await readSettings(ctx.platform.db);
+    return { modelConfigured: s.model !== null || !!ctx.platform.modelOverride, codeModeEnabled: s.codeMode.enabled };
+  }),
   list: publicProcedure.query(({ ctx }) => listChats(ctx.platform.db, ctx.principal)),
   byId: publicProcedure.input(z.object({ id: z.string() })).query(({ ctx, input }) => readableChat(ctx.platform.db, ctx.principal, input.id)),
   create: publicProcedure.input(z.unknown()).mutation(({ ctx, input }) => createChat(ctx.platform.db, ctx.principal, input)),

@@ -1,0 +1,156 @@
+"use client";
+/**
+ * The conversation of a chat with a model: messages, streaming assistant text, tool calls (programs as
+ * run cards), notices of late results, a composer and a Stop button. While this page shows the chat,
+ * the chat's programs run in this page's worker: the page claims each run request the turn publishes.
+ */
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useSubscription } from "@trpc/tanstack-react-query";
+import { useRef, useState } from "react";
+import type { CodeRunRecord } from "@/contracts/code-run";
+import type { ChatMessageView } from "@/server/services/agent/turns";
+import { runTicketInBrowser } from "../_lib/run-in-browser";
+import { useTRPC, useTRPCClient } from "../_lib/trpc";
+import { JsonTree } from "./json-tree";
+import { RunCard } from "./run-card";
+
+export function ChatThread({ chatId, runs }: { chatId: string; runs: CodeRunRecord[] }) {
+  const trpc = useTRPC();
+  const client = useTRPCClient();
+  const queryClient = useQueryClient();
+  const messages = useQuery(trpc.turns.messages.queryOptions({ chatId }));
+  const [streaming, setStreaming] = useState<{ turnId: string; text: string } | null>(null);
+  const [activeTurn, setActiveTurn] = useState<string | null>(null);
+  const [draft, setDraft] = useState("");
+  const claimed = useRef(new Set<string>());
+
+  const refresh = () => {
+    void queryClient.invalidateQueries({ queryKey: trpc.turns.messages.queryKey({ chatId }) });
+    void queryClient.invalidateQueries({ queryKey: trpc.codeRuns.listByChat.queryKey({ chatId }) });
+  };
+
+  useSubscription(
+    trpc.turns.onEvent.subscriptionOptions(
+      { chatId },
+      {
+        onData: (event) => {
+          if (event.type === "turn-start") {
+            setActiveTurn(event.turnId);
+            setStreaming({ turnId: event.turnId, text: "" });
+          } else if (event.type === "text-delta") {
+            setStreaming((s) => (s && s.turnId === event.turnId ? { ...s, text: s.text + event.text } : { turnId: event.turnId, text: event.text }));
+          } else if (event.type === "run-request") {
+            const key = `${event.runId}:${event.attempt}`;
+            if (claimed.current.has(key)) return;
+            claimed.current.add(key);
+            void client.codeRuns.claim
+              .mutate({ runId: event.runId, attempt: event.attempt })
+              .then((ticket) => (ticket ? runTicketInBrowser(client, ticket) : null))
+              .catch(() => undefined)
+              .finally(refresh);
+          } else if (event.type === "turn-end") {
+            if (event.turnId) setActiveTurn((t) => (t === event.turnId ? null : t));
+            setStreaming(null);
+            refresh();
+          } else {
+            refresh();
+          }
+        },
+      },
+    ),
+  );
+
+  const send = useMutation(
+    trpc.turns.send.mutationOptions({
+      onSuccess: ({ turnId }) => {
+        setActiveTurn(turnId);
+        setDraft("");
+        refresh();
+      },
+    }),
+  );
+  const stop = useMutation(trpc.turns.stop.mutationOptions({ onSettled: refresh }));
+  const runByCall = new Map(runs.filter((r) => r.callId).map((r) => [r.callId!, r]));
+
+  return (
+    <div className="stack" aria-label="Conversation">
+      {messages.data?.map((m) => (
+        <Message key={m.id} message={m} runByCall={runByCall} />
+      ))}
+      {streaming && streaming.text && (
+        <div className="panel" data-testid="assistant-streaming">
+          <p style={{ margin: 0, whiteSpace: "pre-wrap" }}>{streaming.text}</p>
+        </div>
+      )}
+      <form
+        className="panel stack"
+        aria-label="Message"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (draft.trim()) send.mutate({ chatId, message: draft });
+        }}
+      >
+        <div className="field">
+          <label htmlFor="message">Message</label>
+          <textarea
+            id="message"
+            rows={3}
+            value={draft}
+            onChange={(e) => setDraft(e.target.value)}
+            onKeyDown={(e) => {
+              if (e.key === "Enter" && !e.shiftKey) {
+                e.preventDefault();
+                e.currentTarget.form?.requestSubmit();
+              }
+            }}
+            placeholder="Ask something that needs your Apps…"
+          />
+        </div>
+        {send.error && <p role="alert" className="error-text">{send.error.message}</p>}
+        <div className="row">
+          <button className="primary" type="submit" disabled={send.isPending || !!activeTurn || !draft.trim()}>
+            Send
+          </button>
+          {activeTurn && (
+            <button type="button" onClick={() => stop.mutate({ turnId: activeTurn })}>
+              Stop
+            </button>
+          )}
+          {activeTurn && <span className="muted small" role="status">The assistant is working…</span>}
+        </div>
+      </form>
+    </div>
+  );
+}
+
+function Message({ message, runByCall }: { message: ChatMessageView; runByCall: Map<string, CodeRunRecord> }) {
+  if (message.role === "tool") return null;
+  if (message.role === "notice") {
+    return (
+      <p className="banner" data-testid="notice" style={{ whiteSpace: "pre-wrap" }}>
+        {message.text.length > 600 ? `${message.text.slice(0, 600)}…` : message.text}
+      </p>
+    );
+  }
+  return (
+    <div className="stack" data-testid={`message-${message.role}`}>
+      {message.text && (
+        <div className="panel" style={message.role === "user" ? { marginLeft: "15%", background: "var(--code-bg)" } : undefined}>
+          <p style={{ margin: 0, whiteSpace: "pre-wrap" }}>{message.text}</p>
+        </div>
+      )}
+      {message.toolCalls.map((call) => {
+        const run = runByCall.get(call.toolCallId);
+        if (run) return <RunCard key={call.toolCallId} run={run} />;
+        return (
+          <details key={call.toolCallId} className="panel small">
+            <summary>
+              Tool call <code>{call.toolName}</code>
+            </summary>
+            <JsonTree value={call.input} />
+          </details>
+        );
+      })}
+    </div>
+  );
+}
