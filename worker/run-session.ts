@@ -117,10 +117,13 @@ export class RunSession {
     if (signal?.aborted) return this.outcomeNow({ reason: "Cancelled", message: "the run was cancelled" });
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
+      this.host.onBusy?.(true);
       this.setUp();
       this.pump();
     } catch (error) {
       this.crash(error);
+    } finally {
+      if (!this.pumping) this.host.onBusy?.(false);
     }
     const outcome = await this.finished;
     signal?.removeEventListener("abort", onAbort);

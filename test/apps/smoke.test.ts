@@ -13,8 +13,8 @@ it("smoke", async () => {
   console.log(JSON.stringify(e.inputSchema), JSON.stringify(e.outputSchema));
   console.log(JSON.stringify(await reg.call(e, { day: "2026-10-23" })));
   try { await reg.call(e, { day: "x" }); } catch (err) { console.log(err); }
-  const v = await reg.add({ name: "Everything", transport: { type: "preset", preset: "everything" } });
+  let t1 = Date.now(); const v = await reg.add({ name: "Everything", transport: { type: "preset", preset: "everything" } });
   console.log(v.status, v.error, v.tools.map(t => t.binding + ":" + t.policy), v.resources.length, v.prompts.length, v.warnings);
   console.log(JSON.stringify(await reg.call(reg.resolve("everything.echo")!, { message: "hi" })));
-  await reg.close(); await db.close();
+  console.log("add ms", Date.now() - t1); t1 = Date.now(); await reg.close(); console.log("close ms", Date.now() - t1); await db.close();
 });

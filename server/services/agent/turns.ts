@@ -32,8 +32,8 @@ export interface ChatMessageView {
   kind: "model" | "notice";
   role: "user" | "assistant" | "tool" | "notice";
   text: string;
-  toolCalls: { toolCallId: string; toolName: string; input: unknown }[];
-  toolResults: { toolCallId: string; toolName: string; output: unknown; codeRunId: string | null }[];
+  toolCalls: { toolCallId: string; toolName: string; input?: unknown }[];
+  toolResults: { toolCallId: string; toolName: string; output?: unknown; codeRunId: string | null }[];
   createdAt: number;
 }
 

@@ -1,0 +1,116 @@
+/**
+ * The supervisor over real Node worker threads (dist/worker/node-worker.mjs, built first): forwarding of
+ * calls and logs, pooling, the watchdog for built-ins the interrupt handler never reaches, cancel,
+ * crashed workers, and the same outcome as the in-process engine for the same input.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { LogLine } from "@/contracts/engine";
+import { spawnNodeWorker } from "@/worker/node-port";
+import { SandboxSupervisor, type WorkerPort } from "@/worker/supervisor";
+import { CALENDAR_PROGRAM, buildWorkerBundle, calendarOutcome, fakeHost, getEngine, input, parseValue } from "./helpers";
+
+let spawned = 0;
+let supervisor: SandboxSupervisor;
+
+beforeAll(() => {
+  buildWorkerBundle();
+  supervisor = new SandboxSupervisor({
+    spawn: () => {
+      spawned++;
+      return spawnNodeWorker();
+    },
+    graceMs: 300,
+  });
+});
+
+afterAll(() => supervisor.dispose());
+
+describe("SandboxSupervisor with Node worker threads", () => {
+  it("runs the calendar program, forwards calls and logs, and reuses the worker", async () => {
+    const host = fakeHost();
+    const lines: LogLine[] = [];
+    const outcome = await supervisor.run(input(CALENDAR_PROGRAM), { call: host.call, onLog: (line) => lines.push(line) });
+    expect(parseValue(outcome)).toEqual(["Quarterly review", "Offsite planning"]);
+    expect(lines).toEqual([{ level: "log", text: "events: 4" }]);
+    expect(host.calls.map((c) => c.index)).toEqual([0, 1]);
+    const before = spawned;
+    expect(parseValue(await supervisor.run(input("return 1"), fakeHost()))).toBe(1);
+    expect(spawned).toBe(before);
+  });
+
+  it("gives the same calls, logs and value as the in-process engine", async () => {
+    const code = `${CALENDAR_PROGRAM.replace("return", "const r =")}
+      console.log(new Date().toString(), Math.random());
+      return { r, t: Date.now(), n: Math.random() };`;
+    const inWorker = fakeHost();
+    const inProcess = fakeHost();
+    const a = await supervisor.run(input(code), inWorker);
+    const b = await (await getEngine()).run(input(code), inProcess);
+    expect(a).toEqual(b);
+    expect(inWorker.calls).toEqual(inProcess.calls);
+  });
+
+  it("terminates a worker stuck in an uninterruptible built-in and fails Timeout", async () => {
+    for (const code of [
+      "return Array.prototype.indexOf.call({ length: 2 ** 32 - 1 }, 1);",
+      "return (7n ** 300000n).toString().length;",
+    ]) {
+      const started = Date.now();
+      const outcome = await supervisor.run(input(code, { limits: { timeoutMs: 200 } }), fakeHost());
+      expect(outcome, code).toMatchObject({ status: "failed", reason: "Timeout" });
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect(parseValue(await supervisor.run(input("return 2"), fakeHost()))).toBe(2);
+    }
+  });
+
+  it("cancels a run waiting on a call that never settles", async () => {
+    const controller = new AbortController();
+    const pending = supervisor.run(input(CALENDAR_PROGRAM), {
+      call: () => new Promise(() => undefined),
+      signal: controller.signal,
+    });
+    setTimeout(() => controller.abort(), 50);
+    expect(await pending).toMatchObject({ status: "failed", reason: "Cancelled" });
+    expect(parseValue(await supervisor.run(input("return 3"), fakeHost()))).toBe(3);
+  });
+
+  it("cancels a busy worker by terminating it after the grace", async () => {
+    const controller = new AbortController();
+    const pending = supervisor.run(input("while (true) {}", { limits: { timeoutMs: 20_000 } }), {
+      call: fakeHost().call,
+      signal: controller.signal,
+    });
+    setTimeout(() => controller.abort(), 100);
+    const started = Date.now();
+    expect(await pending).toMatchObject({ status: "failed", reason: "Cancelled" });
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(parseValue(await supervisor.run(input("return 4"), fakeHost()))).toBe(4);
+  });
+
+  it("fails Unavailable when a worker dies, and spawns a new one for the next run", async () => {
+    let broken = true;
+    const local = new SandboxSupervisor({
+      spawn: (): WorkerPort => {
+        if (broken) {
+          broken = false;
+          return spawnNodeWorker("/nonexistent/node-worker.mjs");
+        }
+        return spawnNodeWorker();
+      },
+      graceMs: 200,
+    });
+    try {
+      expect(await local.run(input("return 1"), fakeHost())).toMatchObject({ status: "failed", reason: "Unavailable" });
+      expect(parseValue(await local.run(input("return 5"), fakeHost()))).toBe(5);
+    } finally {
+      local.dispose();
+    }
+  });
+
+  it("stops the run when the host's call handler throws", async () => {
+    const outcome = await supervisor.run(input(CALENDAR_PROGRAM), {
+      call: (req) => (req.index === 1 ? Promise.reject(new Error("boom")) : Promise.resolve(calendarOutcome(req))),
+    });
+    expect(outcome).toMatchObject({ status: "failed", reason: "Unavailable" });
+  });
+});

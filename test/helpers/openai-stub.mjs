@@ -1,0 +1,71 @@
+// A small OpenAI-compatible chat-completions server for tests (a stand-in for a model provider, which
+// cannot run here). It streams like the real API: with no tool result in the conversation yet it calls
+// openbot_run_code with the program it was given; after the tool result it answers with a final text
+// that quotes the result. It records every request so tests can read what the model was sent.
+import { createServer } from "node:http";
+
+export const STUB_PROGRAM = `const [today, tomorrow] = await Promise.all([
+  apps.work_calendar.list_events({ day: "2026-10-23" }),
+  apps.work_calendar.list_events({ day: "2026-10-24" }),
+])
+const busy = [today, tomorrow].flatMap((result) => result.structuredContent.events)
+console.log("events", busy.length)
+return busy.filter((event) => event.attendees > 10).map((event) => event.title)`;
+
+export function startOpenAIStub({ port = 0, program = STUB_PROGRAM } = {}) {
+  const requests = [];
+  let calls = 0;
+  const server = createServer(async (req, res) => {
+    const chunks = [];
+    for await (const c of req) chunks.push(c);
+    if (req.method !== "POST" || !req.url?.endsWith("/chat/completions")) {
+      res.writeHead(404, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}` } }));
+      return;
+    }
+    const body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+    requests.push(body);
+    const id = `chatcmpl-${++calls}`;
+    const toolMessage = [...body.messages].reverse().find((m) => m.role === "tool");
+    const lastUser = [...body.messages].reverse().find((m) => m.role === "user");
+    const hasRunTool = (body.tools ?? []).some((t) => t.function?.name === "openbot_run_code");
+    const base = { id, object: "chat.completion.chunk", created: 1792486800, model: body.model };
+    const frames = [];
+    if (!body.stream) {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ ...base, object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: "OK" }, finish_reason: "stop" }], usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 } }));
+      return;
+    }
+    const lastIsTool = body.messages.at(-1)?.role === "tool";
+    if (hasRunTool && !lastIsTool && /calendar|busy|meeting/i.test(typeof lastUser?.content === "string" ? lastUser.content : JSON.stringify(lastUser?.content ?? ""))) {
+      const args = JSON.stringify({ code: program, reason: "Find the busy meetings of the two days" });
+      frames.push({ ...base, choices: [{ index: 0, delta: { role: "assistant", content: null, tool_calls: [{ index: 0, id: `call_${calls}`, type: "function", function: { name: "openbot_run_code", arguments: "" } }] }, finish_reason: null }] });
+      for (let i = 0; i < args.length; i += 40) {
+        frames.push({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: args.slice(i, i + 40) } }] }, finish_reason: null }] });
+      }
+      frames.push({ ...base, choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }] });
+    } else {
+      let text = "Hello from the stub model.";
+      if (toolMessage) {
+        const result = JSON.parse(toolMessage.content);
+        text = result.status === "completed" ? `The busy meetings are: ${[].concat(result.value).join(", ")}.` : `The program ended with status ${result.status}.`;
+      }
+      for (const word of text.split(/(?<= )/)) frames.push({ ...base, choices: [{ index: 0, delta: { content: word }, finish_reason: null }] });
+      frames.push({ ...base, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] });
+    }
+    frames.push({ ...base, choices: [], usage: { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 } });
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+    for (const f of frames) res.write(`data: ${JSON.stringify(f)}\n\n`);
+    res.end("data: [DONE]\n\n");
+  });
+  return new Promise((resolve) => {
+    server.listen(port, "127.0.0.1", () => {
+      const address = server.address();
+      resolve({
+        url: `http://127.0.0.1:${address.port}/v1`,
+        requests,
+        close: () => new Promise((r) => server.close(() => r())),
+      });
+    });
+  });
+}
