@@ -15,6 +15,7 @@ import { runInBrowser } from "../_lib/run-in-browser";
 import { useTRPC, useTRPCClient } from "../_lib/trpc";
 import { ChatThread } from "./chat-thread";
 import { DecisionCard } from "./decision-card";
+import { InputForm } from "./input-form";
 import { RunCard } from "./run-card";
 
 const EXAMPLE = `const [today, tomorrow] = await Promise.all([
@@ -67,6 +68,7 @@ function ChatView({ chatId }: { chatId: string }) {
   const runs = useQuery(trpc.codeRuns.listByChat.queryOptions({ chatId }));
   const decisions = useQuery(trpc.decisions.list.queryOptions({ chatId, status: "pending" }));
   const mode = useQuery(trpc.chats.mode.queryOptions());
+  const inputs = useQuery(trpc.appOperations.pendingInputs.queryOptions({ chatId }));
   const [showComposer, setShowComposer] = useState(false);
   useSubscription(
     trpc.codeRuns.onChange.subscriptionOptions(
@@ -75,6 +77,7 @@ function ChatView({ chatId }: { chatId: string }) {
         onData: () => {
           void queryClient.invalidateQueries({ queryKey: trpc.codeRuns.listByChat.queryKey({ chatId }) });
           void queryClient.invalidateQueries({ queryKey: trpc.decisions.list.queryKey() });
+          void queryClient.invalidateQueries({ queryKey: trpc.appOperations.pendingInputs.queryKey({ chatId }) });
         },
       },
     ),
@@ -143,6 +146,9 @@ function ChatView({ chatId }: { chatId: string }) {
       )}
       {decisions.data?.map((d) => (
         <DecisionCard key={d.id} decision={d} />
+      ))}
+      {inputs.data?.map((i) => (
+        <InputForm key={i.operationId} input={i} />
       ))}
       {mode.data?.modelConfigured && !showComposer && (
         <div className="row">

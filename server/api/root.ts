@@ -1,4 +1,5 @@
 /** The tRPC API: one router a noun. */
+import { appOperationsRouter } from "./routers/app-operations";
 import { authRouter } from "./routers/auth";
 import { chatsRouter } from "./routers/chats";
 import { codeRunsRouter } from "./routers/code-runs";
@@ -16,6 +17,7 @@ export const appRouter = createTRPCRouter({
   chats: chatsRouter,
   codeRuns: codeRunsRouter,
   decisions: decisionsRouter,
+  appOperations: appOperationsRouter,
   turns: turnsRouter,
   connections: connectionsRouter,
   executions: executionsRouter,

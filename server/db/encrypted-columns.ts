@@ -20,6 +20,7 @@ export const ENCRYPTED_COLUMNS: readonly EncryptedColumn[] = [
   { table: "code_run_calls", column: "outcome_enc", field: "outcome", idSql: "run_id || ':' || idx", whereSql: "run_id || ':' || idx = $2" },
   { table: "app_operations", column: "args_enc", field: "args", idSql: "id", whereSql: "id = $2" },
   { table: "app_operations", column: "result_enc", field: "result", idSql: "id", whereSql: "id = $2" },
+  { table: "app_operations", column: "input_enc", field: "input", idSql: "id", whereSql: "id = $2" },
   { table: "decisions", column: "request_enc", field: "request", idSql: "id", whereSql: "id = $2" },
   { table: "messages", column: "content_enc", field: "content", idSql: "id", whereSql: "id = $2" },
   { table: "platform_secrets", column: "value_enc", field: "value", idSql: "name", whereSql: "name = $2" },

@@ -464,6 +464,19 @@ export async function performAppCall(
     status = "Completed";
   } catch (error: unknown) {
     const known = error instanceof AppCallError ? error : undefined;
+    if (known?.reason === "input_required" && known.input) {
+      const question = { message: known.input.message, requestedSchema: known.input.requestedSchema, binding: call.entry.binding };
+      await db.query("update app_operations set status = 'InputRequired', input_id = $1, input_enc = $2 where id = $3", [known.input.id, sealOp("input", question), opId]);
+      platform.track(settleInput(platform, opId, known.input.result));
+      platform.events.emit("run", { runId: call.runId, chatId: call.chatId });
+      const outcome: CallOutcome = {
+        type: "error",
+        name: "AppInputRequired",
+        message: `${call.entry.binding} needs a person's input: answer App operation ${opId} outside the program.`,
+        details: { operationId: opId, message: known.input.message },
+      };
+      return { outcome, operationId: opId };
+    }
     const reason = known?.reason ?? "unavailable";
     const message = known?.message ?? "The App could not be reached.";
     if (!known) logFailure("app_call_failed", error, { runId: call.runId, index: call.index });
@@ -482,6 +495,25 @@ export async function performAppCall(
     opId,
   ]);
   return { outcome, operationId: opId };
+}
+
+/** When the person's answer to an App's question arrives, the App operation gets its final result. */
+async function settleInput(platform: Platform, opId: string, result: Promise<unknown>): Promise<void> {
+  let status = "Completed";
+  let stored: unknown;
+  let reason: string | null = null;
+  try {
+    stored = await result;
+  } catch (error) {
+    status = "Failed";
+    reason = error instanceof AppCallError ? error.reason : "unavailable";
+    stored = { error: { name: "AppCallFailed", message: error instanceof AppCallError ? error.message : "The App call failed.", details: { reason } } };
+  }
+  const rows = await platform.db.query<{ chat_id: string | null; run_id: string | null }>(
+    "update app_operations set status = $1, result_enc = $2, error_reason = $3, finished_at = $4 where id = $5 returning chat_id, run_id",
+    [status, platform.seal(`app_operations:${opId}:result`, JSON.stringify(stored)), reason, Date.now(), opId],
+  );
+  platform.events.emit("run", { runId: rows[0]?.run_id ?? null, chatId: rows[0]?.chat_id });
 }
 
 /** Stores a call's outcome with its place in the completion order. */

@@ -5,6 +5,7 @@ import { sql as builtinApps } from "./0002-builtin-apps";
 import { sql as decisions } from "./0003-decisions";
 import { sql as secrets } from "./0004-secrets";
 import { sql as turns } from "./0005-turns";
+import { sql as input } from "./0006-input";
 
 export const MIGRATIONS: readonly Migration[] = [
   { id: "0001-core", sql: core },
@@ -12,4 +13,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: "0003-decisions", sql: decisions },
   { id: "0004-secrets", sql: secrets },
   { id: "0005-turns", sql: turns },
+  { id: "0006-input", sql: input },
 ];
