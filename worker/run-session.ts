@@ -351,6 +351,7 @@ export class RunSession {
   }
 
   private crash(error: unknown): void {
+    console.error("CRASH", error);
     if (error instanceof SandboxMemoryError) {
       this.halt ??= { reason: "Memory", message: this.memoryMessage() };
     } else {

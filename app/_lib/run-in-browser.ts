@@ -40,7 +40,7 @@ export async function runInBrowser(
 export async function runTicketInBrowser(client: TRPCClient<AppRouter>, ticket: RunTicket, handlers: BrowserRunHandlers = {}): Promise<CodeRunRecord> {
   const outcome = await getSupervisor().run(ticket.input, {
     call: (req) =>
-      client.codeRuns.call
+      client.codeRuns.appCall
         .mutate({ runId: ticket.runId, attempt: ticket.attempt, ...req })
         .then((answer) => answer as HostCallAnswer)
         .catch(

@@ -126,9 +126,8 @@ async function toolBlock(tool: ToolEntry): Promise<Block> {
   const argsType = args.inline ?? (args.body ? (helperBodies.push(args.body), `${ns}.Args`) : "Record<string, unknown>");
   const resultType = result ? (result.inline ?? (result.body ? (helperBodies.push(result.body), `${ns}.Result`) : "Record<string, unknown>")) : undefined;
   const helper = helperBodies.length ? `declare namespace ${ns} {\n${indent(helperBodies.join("\n"), 1)}\n}` : "";
-  const notes = [tool.title && tool.title !== tool.description ? tool.title : "", tool.description, `Binding ${tool.binding} (${tool.kind === "tool" ? `MCP tool "${tool.name}"` : tool.name}).`]
-    .filter(Boolean)
-    .join("\n\n");
+  const policy = tool.policy === "allow" ? "" : tool.policy === "ask" ? "Needs a person's approval before it runs." : "Denied by policy: calls fail.";
+  const notes = [tool.description || tool.title || "", policy].filter(Boolean).join("\n\n");
   const optional = !required(tool.inputSchema) ? "?" : "";
   const signature = `${propertyName(tool.binding.slice(tool.connectionSlug.length + 1))}(args${optional}: ${argsType}): Promise<McpResult${resultType ? `<${resultType}>` : ""}>;`;
   return { member: `${indent(jsdoc(notes), 2)}\n${indent(signature, 2)}`, helper };
@@ -161,11 +160,11 @@ async function compileType(schema: Record<string, unknown>, name: string): Promi
   const declarations = text.match(/^export /gm)?.length ?? 0;
   if (declarations === 1) {
     const iface = new RegExp(`^(?:/\\*\\*[\\s\\S]*?\\*/\\n)?export interface ${name} (\\{[\\s\\S]*\\})$`).exec(text);
-    if (iface?.[1]) return { inline: reindent(iface[1], 2) };
+    if (iface?.[1]) return { inline: reindent(iface[1]) };
     const alias = new RegExp(`^(?:/\\*\\*[\\s\\S]*?\\*/\\n)?export type ${name} = ([\\s\\S]*)$`).exec(text);
-    if (alias?.[1]) return { inline: reindent(alias[1], 2) };
+    if (alias?.[1]) return { inline: reindent(alias[1]) };
   }
-  return { body: reindent(text, 0) };
+  return { body: reindent(text) };
 }
 
 const SCHEMA_MAPS = ["properties", "patternProperties", "definitions", "$defs"] as const;
@@ -232,7 +231,7 @@ function indent(text: string, levels: number): string {
 }
 
 /** Indents the unformatted compiler output by brace depth, leaving comment lines' contents alone. */
-function reindent(text: string, base: number): string {
+function reindent(text: string): string {
   let depth = 0;
   let inComment = false;
   const lines: string[] = [];
@@ -250,5 +249,5 @@ function reindent(text: string, base: number): string {
     lines.push(`${"  ".repeat(depth)}${line}`);
     depth = Math.max(depth + (line.match(/[{[(]/g)?.length ?? 0) - (line.match(/[}\])]/g)?.length ?? 0) + closes, 0);
   }
-  return lines.map((l, i) => (i === 0 ? l : `${"  ".repeat(base)}${l}`)).join("\n");
+  return lines.join("\n").replace(/\{\n\s*\}/g, "{}");
 }

@@ -27,7 +27,7 @@ import type {
 import { canonicalJson } from "@/worker/canonical-json";
 import { AppCallError, type ToolEntry } from "../apps/registry";
 import { sha256 } from "../crypto";
-import { logEvent, logFailure } from "../log";
+import { logEvent, logFailure, logOutcome } from "../log";
 import type { Platform } from "../platform";
 import { type Principal, principalFromKeyId, requirePermission } from "./auth";
 import { checkAppCall } from "./capability";
@@ -580,7 +580,7 @@ export async function failRun(
   message: string,
   logs: RunOutcome["logs"],
 ): Promise<void> {
-  const errorId = logFailure("code_run_failed", new Error(message), { runId, reason });
+  const errorId = logOutcome("code_run_failed", message, { runId, reason });
   ctx.platform.events.emit("run", { runId });
   const status: CodeRunStatus = reason === "Cancelled" ? "Cancelled" : "Failed";
   const result: CodeRunResult = { _tag: "Failed", reason, errorId, message: message || SAFE_MESSAGES[reason], logs };

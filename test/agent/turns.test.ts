@@ -179,7 +179,7 @@ describe("the real provider wiring against a local OpenAI-compatible server", ()
       const titles = (run!.result as { value: string[] }).value;
       expect(turn.messages.at(-1)?.text).toBe(`The busy meetings are: ${titles.join(", ")}.`);
       expect(stub.requests.length).toBeGreaterThanOrEqual(3);
-      expect(stub.requests[1].messages.some((m: { role: string }) => m.role === "tool")).toBe(false);
+      expect(stub.requests[1]!.messages.some((m: { role: string }) => m.role === "tool")).toBe(false);
     } finally {
       const now = await t.caller(t.admin).settings.get();
       await t.caller(t.admin).settings.update({ expectedVersion: now.version, model: null });

@@ -75,23 +75,23 @@ describe("code runs", () => {
     expect(input.bindings).toContain("work_calendar.list_events");
     expect(input.limits).toEqual({ timeoutMs: 10000, memoryMb: 64, outputBytes: 65536, maxPendingCalls: 16 });
 
-    const first = (await caller.codeRuns.call({ runId, attempt, index: 0, binding: "work_calendar.list_events", argsJson: '{"day":"2026-10-23"}' })) as HostCallAnswer;
+    const first = (await caller.codeRuns.appCall({ runId, attempt, index: 0, binding: "work_calendar.list_events", argsJson: '{"day":"2026-10-23"}' })) as HostCallAnswer;
     expect(first.type).toBe("ok");
     const opsBefore = await t.platform.db.query("select id from app_operations where run_id = $1", [runId]);
     // The same call again (an idempotent re-send) is answered from the record: nothing new is sent.
-    const again = await caller.codeRuns.call({ runId, attempt, index: 0, binding: "work_calendar.list_events", argsJson: '{ "day": "2026-10-23" }' });
+    const again = await caller.codeRuns.appCall({ runId, attempt, index: 0, binding: "work_calendar.list_events", argsJson: '{ "day": "2026-10-23" }' });
     expect(again).toEqual(first);
     expect(await t.platform.db.query("select id from app_operations where run_id = $1", [runId])).toHaveLength(opsBefore.length);
 
-    const unknown = (await caller.codeRuns.call({ runId, attempt, index: 1, binding: "nope.nothing", argsJson: "{}" })) as HostCallAnswer;
+    const unknown = (await caller.codeRuns.appCall({ runId, attempt, index: 1, binding: "nope.nothing", argsJson: "{}" })) as HostCallAnswer;
     expect(unknown).toMatchObject({ type: "error", name: "AppCallFailed", details: { reason: "unavailable" } });
 
-    const mismatch = await caller.codeRuns.call({ runId, attempt, index: 0, binding: "work_calendar.list_events", argsJson: '{"day":"2026-10-25"}' });
+    const mismatch = await caller.codeRuns.appCall({ runId, attempt, index: 0, binding: "work_calendar.list_events", argsJson: '{"day":"2026-10-25"}' });
     expect(mismatch).toMatchObject({ type: "stop", reason: "ReplayMismatch" });
     const record = await caller.codeRuns.byId({ id: runId });
     expect(record.status).toBe("Failed");
     expect(record.result).toMatchObject({ _tag: "Failed", reason: "ReplayMismatch" });
-    const late = await caller.codeRuns.call({ runId, attempt, index: 2, binding: "work_calendar.list_events", argsJson: "{}" });
+    const late = await caller.codeRuns.appCall({ runId, attempt, index: 2, binding: "work_calendar.list_events", argsJson: "{}" });
     expect(late).toMatchObject({ type: "stop" });
   });
 

@@ -31,7 +31,7 @@ export const codeRunsRouter = createTRPCRouter({
   /** Starts a run for the page's worker: the record plus the ticket the worker runs. */
   start: publicProcedure.input(z.unknown()).mutation(({ ctx, input }) => startRun(ctx, input, "browser")),
   /** One nested call from a running program. */
-  call: publicProcedure.input(callInput).mutation(({ ctx, input }) =>
+  appCall: publicProcedure.input(callInput).mutation(({ ctx, input }) =>
     handleCall(ctx, input.runId, input.attempt, { index: input.index, binding: input.binding, argsJson: input.argsJson }),
   ),
   finish: publicProcedure
