@@ -8,10 +8,12 @@ import { Worker } from "node:worker_threads";
 import type { WorkerPort } from "./supervisor";
 
 /** Where the bundled worker lives; relative to the process's working directory (the repo root). */
-export const NODE_WORKER_PATH = path.join(process.cwd(), "dist/worker/node-worker.mjs");
+export const NODE_WORKER_PATH = path.join(/* turbopackIgnore: true */ process.cwd(), "dist/worker/node-worker.mjs");
 
 export function spawnNodeWorker(scriptPath: string = NODE_WORKER_PATH): WorkerPort {
-  const worker = new Worker(scriptPath);
+  // Built apart by esbuild: the bundler must not try to follow this worker (it is not its module).
+  const WorkerThread = Worker;
+  const worker = new WorkerThread(/* turbopackIgnore: true */ scriptPath);
   worker.unref();
   let terminated = false;
   const errorListeners: ((error: unknown) => void)[] = [];

@@ -134,7 +134,13 @@ export class AppConnection {
     client.onclose = () => {
       if (ready) this.fail(gen, `The server closed the connection.${this.stderrNote(opened)}`);
     };
-    client.onerror = () => undefined;
+    // The HTTP client transport reports a stream it could not resume only through onerror; the request
+    // would otherwise wait for its deadline.
+    client.onerror = (error) => {
+      if (ready && /Maximum reconnection attempts|Failed to reconnect/.test(error.message)) {
+        this.fail(gen, `The server could not be reached: ${describe(error)}`);
+      }
+    };
     try {
       opened = openTransport(this.record.transport, { connectionId: this.record.id, dataDir: this.deps.dataDir, builtin: this.deps.builtin });
       await client.connect(opened.transport, { timeout: this.deps.connectTimeoutMs });
