@@ -160,7 +160,7 @@ function ChatView({ chatId }: { chatId: string }) {
       {(!mode.data?.modelConfigured || showComposer) && (
       <form
         className="panel stack"
-        aria-label="Program"
+        aria-label="Program composer"
         onSubmit={(e) => {
           e.preventDefault();
           void run();

@@ -42,6 +42,9 @@ export interface ConnectionDeps {
   builtin: BuiltinHost;
   connectTimeoutMs: number;
   inputTimeoutMs: number;
+  /** Reconnect backoff: first delay, doubling up to the cap. */
+  retryMinMs: number;
+  retryMaxMs: number;
   /** Status or lists changed. */
   onChange(): void;
   /** An App asked a person for input during a call. */
@@ -65,8 +68,6 @@ interface Inflight {
   result: Promise<AppCallResult>;
 }
 
-const RETRY_MIN_MS = 500;
-const RETRY_MAX_MS = 30_000;
 const MAX_LIST_PAGES = 20;
 const MAX_MESSAGE = 500;
 
@@ -174,7 +175,7 @@ export class AppConnection {
     void client?.close().catch(() => undefined);
     this.status = "failed";
     this.error = message.slice(0, 1000);
-    const delay = Math.min(RETRY_MIN_MS * 2 ** this.attempt, RETRY_MAX_MS);
+    const delay = Math.min(this.deps.retryMinMs * 2 ** Math.min(this.attempt, 30), this.deps.retryMaxMs);
     this.attempt += 1;
     clearTimeout(this.retryTimer);
     const retryGen = this.generation;

@@ -153,7 +153,8 @@ async function compileType(schema: Record<string, unknown>, name: string): Promi
   if (JSON.stringify(schema).length > MAX_SCHEMA_JSON) return {};
   let text: string;
   try {
-    text = (await compile(clean(schema, 0) as never, name, COMPILE_OPTIONS)).trim();
+    // Line separators can only remain inside string literals (descriptions are cleaned): escape them.
+    text = (await compile(clean(schema, 0) as never, name, COMPILE_OPTIONS)).trim().replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
   } catch {
     return {};
   }

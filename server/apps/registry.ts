@@ -68,6 +68,8 @@ export interface AppRegistryOptions {
   connectTimeoutMs?: number;
   /** How long an App's question to a person stays open. Default 600000 (10 min). */
   inputTimeoutMs?: number;
+  /** Reconnect backoff after a failure: first delay, doubling up to `maxMs`. Default 500 ms to 30000 ms. */
+  reconnect?: { minMs?: number; maxMs?: number };
   /** Called when an App asks for input during a call (the call fails with `input_required`). */
   onElicitation?: (input: PendingInput) => void;
 }
@@ -264,6 +266,8 @@ export class AppRegistry {
       builtin: this.builtin,
       connectTimeoutMs: this.options.connectTimeoutMs ?? 15_000,
       inputTimeoutMs: this.options.inputTimeoutMs ?? 600_000,
+      retryMinMs: this.options.reconnect?.minMs ?? 500,
+      retryMaxMs: this.options.reconnect?.maxMs ?? 30_000,
       onChange: () => this.rebuild(),
       onInput: (input) => {
         this.inputs.set(input.id, input);

@@ -15,7 +15,7 @@ let port: number;
 
 beforeAll(async () => {
   port = await freePort();
-  [t, server] = await Promise.all([startApps(), startEverythingHttp(port)]);
+  [t, server] = await Promise.all([startApps({ reconnect: { minMs: 100, maxMs: 1000 } }), startEverythingHttp(port)]);
   apps = t.registry;
 });
 afterAll(async () => {

@@ -35,7 +35,7 @@ async function newChatAndRun(page: Page, program: string) {
   await page.getByRole("button", { name: "New chat" }).click();
   await expect(page).toHaveURL(/\/chats\/chat_/);
   await expect(page.getByTestId("manual-mode")).toBeVisible();
-  await page.getByLabel("Program").fill(program);
+  await page.getByRole("textbox", { name: "Program" }).fill(program);
   await page.getByLabel("Reason").fill("Busy meetings");
   await page.getByRole("button", { name: "Run program" }).click();
 }
@@ -49,7 +49,7 @@ test("sign in, enable Code Mode, run the calendar program in the page's worker",
 
   const card = page.getByTestId("run-card").last();
   await expect(card).toHaveAttribute("data-status", "Completed");
-  await expect(card.getByTestId("run-value")).toContainText("Quarterly planning");
+  await expect(card.getByTestId("run-value")).toContainText("Company town hall");
   await expect(card.getByTestId("run-logs")).toContainText(/events \d+/);
   const calls = card.getByTestId("run-calls");
   await expect(calls).toContainText("apps.work_calendar.list_events");
