@@ -107,9 +107,9 @@ function ChatView({ chatId }: { chatId: string }) {
     } catch (e) {
       setError(e instanceof Error ? e.message : String(e));
     } finally {
+      await queryClient.invalidateQueries({ queryKey: trpc.codeRuns.listByChat.queryKey({ chatId }) });
       setController(null);
       setLive(null);
-      await queryClient.invalidateQueries({ queryKey: trpc.codeRuns.listByChat.queryKey({ chatId }) });
     }
   }
 

@@ -1,6 +1,6 @@
 /**
  * One live MCP connection: an SDK Client over the connection's transport, its tool/resource/prompt lists,
- * status, and reconnection with backoff (0.5 s doubling to 30 s) after a failed start or a drop. Calls
+ * status, and reconnection with backoff (by default 0.5 s doubling to 30 s) after a failed start or a drop. Calls
  * always have a deadline of their own (an abort that does not rely on the SDK), fail fast while the
  * connection is not connected, and map every failure to an AppCallError.
  */

@@ -39,6 +39,11 @@ export async function startBuiltinHost(db: Db): Promise<BuiltinHost> {
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return void deny(res, 401, "unauthorized");
     const app = appOf(req);
     if (!app) return void deny(res, 404, "not found");
+    // Stateless: no standalone notification stream (GET) and no sessions to end (DELETE).
+    if (req.method !== "POST") {
+      res.setHeader("Allow", "POST");
+      return void deny(res, 405, "method not allowed");
+    }
     void serve(FACTORIES[app](db), req, res);
   });
   server.keepAliveTimeout = 5000;
