@@ -128,7 +128,7 @@ export class AppRegistry {
 
   /** Every binding of connected (or briefly failed) connections, by connection creation order then name. */
   tools(): ToolEntry[] {
-    return this.entries;
+    return [...this.entries];
   }
 
   resolve(binding: string): ToolEntry | undefined {
