@@ -2,6 +2,8 @@ import { defineConfig } from "@playwright/test";
 
 const port = Number(process.env.OPENBOT_E2E_PORT ?? 3100);
 export const E2E_ADMIN_TOKEN = "obk_e2e-admin-token-for-tests-only";
+export const stubPort = Number(process.env.OPENBOT_E2E_STUB_PORT ?? 3199);
+export const STUB_URL = `http://127.0.0.1:${stubPort}/v1`;
 
 export default defineConfig({
   testDir: "test/e2e",
@@ -29,7 +31,15 @@ export default defineConfig({
       ],
     },
   },
-  webServer: {
+  webServer: [
+    {
+      command: "node scripts/openai-stub.mjs",
+      url: `http://127.0.0.1:${stubPort}/v1/models`,
+      timeout: 30_000,
+      reuseExistingServer: false,
+      env: { OPENBOT_STUB_PORT: String(stubPort) },
+    },
+    {
     command: "node scripts/e2e-server.mjs",
     url: `http://127.0.0.1:${port}/v1/health`,
     timeout: 120_000,
@@ -42,5 +52,6 @@ export default defineConfig({
       OPENBOT_DATA_DIR: "test-results/e2e-data",
       OPENBOT_ADMIN_TOKEN: E2E_ADMIN_TOKEN,
     },
-  },
+    },
+  ],
 });

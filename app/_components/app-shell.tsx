@@ -21,6 +21,7 @@ export function AppShell({ children, requireAdmin = false }: { children: (me: Me
   if (!me.data) return <SignInForm />;
   const nav = [
     { href: "/", label: "Chats", active: pathname === "/" || pathname.startsWith("/chats") },
+    { href: "/outbox", label: "Sent mail", active: pathname.startsWith("/outbox") },
     ...(me.data.role === "admin"
       ? [
           { href: "/admin/settings", label: "Admin · Settings", active: pathname.startsWith("/admin/settings") },

@@ -55,7 +55,7 @@ export function ModelForm() {
   return (
     <form
       className="panel stack"
-      aria-label="Model"
+      aria-label="Model settings"
       onSubmit={(e) => {
         e.preventDefault();
         setNotice(null);

@@ -1,11 +1,16 @@
 "use client";
 /** One code run: its program, status, log lines, App calls with status and duration, and its value. */
+import { useMutation, useQueryClient } from "@tanstack/react-query";
 import type { CodeRunRecord } from "@/contracts/code-run";
+import { useTRPC } from "../_lib/trpc";
 import type { LogLine } from "@/contracts/engine";
 import { CodeView } from "./code-view";
 import { JsonTree } from "./json-tree";
 
 export function RunCard({ run, liveLogs }: { run: CodeRunRecord; liveLogs?: LogLine[] }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const cancel = useMutation(trpc.codeRuns.cancel.mutationOptions({ onSettled: () => queryClient.invalidateQueries() }));
   const result = run.result;
   const logs = result?.logs ?? liveLogs ?? [];
   return (
@@ -14,6 +19,11 @@ export function RunCard({ run, liveLogs }: { run: CodeRunRecord; liveLogs?: LogL
         <span className={`status ${run.status}`} data-testid="run-status">{run.status}</span>
         <strong style={{ flex: 1 }}>{run.reason || "Program"}</strong>
         <span className="muted small">{new Date(run.createdAt).toLocaleTimeString()}</span>
+        {(run.status === "Running" || run.status === "Waiting") && (
+          <button type="button" onClick={() => cancel.mutate({ id: run.id })} disabled={cancel.isPending}>
+            Cancel run
+          </button>
+        )}
       </header>
       <section>
         <CodeView code={run.code} />

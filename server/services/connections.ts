@@ -75,3 +75,19 @@ export async function codeApi(platform: Platform, principal: Principal | null, i
   if (!parsed.success) throw invalidInput(parsed.error.issues);
   return { declarations: await declarations(platform.apps.tools(), { query: parsed.data.query || undefined, connection: parsed.data.connection || undefined }) };
 }
+
+/** The built-in Email app's outbox (its list-sent tool), for the UI. */
+export async function emailOutbox(platform: Platform, principal: Principal | null) {
+  requirePermission(principal, "apps.use");
+  const entry = platform.apps.tools().find((t) => t.connectionId === "conn_email" && t.name === "list-sent");
+  if (!entry) return { available: false as const, emails: [] };
+  const result = await platform.apps.call(entry, {});
+  const emails = ((result.structuredContent as { emails?: unknown[] } | undefined)?.emails ?? []) as {
+    id: string;
+    to: string;
+    subject: string;
+    body: string;
+    sentAt: number | string;
+  }[];
+  return { available: true as const, emails };
+}

@@ -12,12 +12,32 @@ const busy = [today, tomorrow].flatMap((result) => result.structuredContent.even
 console.log("events", busy.length)
 return busy.filter((event) => event.attendees > 10).map((event) => event.title)`;
 
+export const NOTES_PROGRAM = `const note = await apps.notes.read_note({ id: "note_seed_1" })
+try {
+  const sent = await apps.email.send_email({ to: "team@example.com", subject: note.structuredContent.title, body: note.structuredContent.body })
+  return { sent: sent.structuredContent.id }
+} catch (error) {
+  return { notSent: error.name }
+}`;
+
+/** Which program the stub writes for a user message; null: answer with text. */
+function programFor(text, calendarProgram) {
+  if (/notes/i.test(text)) return { code: NOTES_PROGRAM, reason: "Send the notes to the team" };
+  if (/calendar|busy|meeting/i.test(text)) return { code: calendarProgram, reason: "Find the busy meetings of the two days" };
+  return null;
+}
+
 export function startOpenAIStub({ port = 0, program = STUB_PROGRAM } = {}) {
   const requests = [];
   let calls = 0;
   const server = createServer(async (req, res) => {
     const chunks = [];
     for await (const c of req) chunks.push(c);
+    if (req.method === "GET" && req.url?.endsWith("/models")) {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ object: "list", data: [{ id: "stub-1", object: "model" }] }));
+      return;
+    }
     if (req.method !== "POST" || !req.url?.endsWith("/chat/completions")) {
       res.writeHead(404, { "content-type": "application/json" });
       res.end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}` } }));
@@ -37,8 +57,13 @@ export function startOpenAIStub({ port = 0, program = STUB_PROGRAM } = {}) {
       return;
     }
     const lastIsTool = body.messages.at(-1)?.role === "tool";
-    if (hasRunTool && !lastIsTool && /calendar|busy|meeting/i.test(typeof lastUser?.content === "string" ? lastUser.content : JSON.stringify(lastUser?.content ?? ""))) {
-      const args = JSON.stringify({ code: program, reason: "Find the busy meetings of the two days" });
+    const userText =
+      typeof lastUser?.content === "string"
+        ? lastUser.content
+        : (lastUser?.content ?? []).map((part) => (typeof part?.text === "string" ? part.text : "")).join("");
+    const planned = hasRunTool && !lastIsTool && !userText.startsWith("[OpenBot]") ? programFor(userText, program) : null;
+    if (planned) {
+      const args = JSON.stringify(planned);
       frames.push({ ...base, choices: [{ index: 0, delta: { role: "assistant", content: null, tool_calls: [{ index: 0, id: `call_${calls}`, type: "function", function: { name: "openbot_run_code", arguments: "" } }] }, finish_reason: null }] });
       for (let i = 0; i < args.length; i += 40) {
         frames.push({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: args.slice(i, i + 40) } }] }, finish_reason: null }] });
@@ -46,9 +71,16 @@ export function startOpenAIStub({ port = 0, program = STUB_PROGRAM } = {}) {
       frames.push({ ...base, choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }] });
     } else {
       let text = "Hello from the stub model.";
-      if (toolMessage) {
+      if (!lastIsTool && userText.startsWith("[OpenBot]")) {
+        text = "The result arrived: all done.";
+      } else if (toolMessage) {
         const result = JSON.parse(toolMessage.content);
-        text = result.status === "completed" ? `The busy meetings are: ${[].concat(result.value).join(", ")}.` : `The program ended with status ${result.status}.`;
+        text =
+          result.status === "completed" && Array.isArray(result.value)
+            ? `The busy meetings are: ${result.value.join(", ")}.`
+            : result.status === "waiting"
+              ? "The program is waiting for your decision."
+              : `The program ended with status ${result.status}.`;
       }
       for (const word of text.split(/(?<= )/)) frames.push({ ...base, choices: [{ index: 0, delta: { content: word }, finish_reason: null }] });
       frames.push({ ...base, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] });

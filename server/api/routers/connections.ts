@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { addConnection, codeApi, listConnections, removeConnection, setPolicies, updateConnection } from "../../services/connections";
+import { addConnection, codeApi, emailOutbox, listConnections, removeConnection, setPolicies, updateConnection } from "../../services/connections";
 import { createTRPCRouter, publicProcedure } from "../trpc";
 
 export const connectionsRouter = createTRPCRouter({
@@ -12,5 +12,6 @@ export const connectionsRouter = createTRPCRouter({
   setPolicies: publicProcedure
     .input(z.object({ id: z.string(), policies: z.unknown() }))
     .mutation(({ ctx, input }) => setPolicies(ctx.platform, ctx.principal, input.id, input.policies)),
+  emailOutbox: publicProcedure.query(({ ctx }) => emailOutbox(ctx.platform, ctx.principal)),
   codeApi: publicProcedure.input(z.unknown()).query(({ ctx, input }) => codeApi(ctx.platform, ctx.principal, input)),
 });
