@@ -359,13 +359,13 @@ function invoke(name, args) {
     return JSONParse(raw);
   })();
 }
-let callFn = function call(name, args) {
+const callFn = { call(name, args) {
   if (typeof name !== "string" || !apply(MapHas, bindingSet, [name])) {
     const shown = typeof name === "string" ? JSONStringify(sliceStr(name, 0, 200)) : typeof name;
     return apply(PromiseReject, PromiseCtor, [new TypeErrorCtor("apps.call: unknown binding " + shown)]);
   }
   return invoke(name, args);
-};
+} }.call;
 const apps = ObjectCreate(null);
 define(apps, "call", callFn, false);
 for (const name of config.bindings) {
@@ -376,7 +376,7 @@ for (const name of config.bindings) {
   let holder = conn === "call" ? callFn : getOwnPropertyDescriptor(apps, conn);
   if (holder === undefined) { define(apps, conn, ObjectCreate(null), true); holder = apps[conn]; }
   else if (holder !== callFn) holder = holder.value;
-  try { define(holder, cap, { [cap]: function (args) { return invoke(name, args); } }[cap], true); } catch (e) {}
+  try { define(holder, cap, { [cap](args) { return invoke(name, args); } }[cap], true); } catch (e) {}
 }
 for (const key of ownKeys(apps)) freeze(apps[key]);
 freeze(apps);

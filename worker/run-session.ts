@@ -89,6 +89,8 @@ export class RunSession {
   private sliceStart = 0;
   private inSlice = false;
   private pumping = false;
+  /** The runtime can no longer be freed safely; it is abandoned with its module. */
+  private corrupt = false;
   private readonly logs: LogLine[] = [];
   private logBytes = 0;
   private logsClosed = false;
@@ -351,10 +353,16 @@ export class RunSession {
   }
 
   private crash(error: unknown): void {
-    console.error("CRASH", error);
-    if (error instanceof SandboxMemoryError) {
+    if (error instanceof RangeError && /call stack/i.test(error.message)) {
+      // Some QuickJS C paths (parser, JSON, flat) outgrow the host's native stack before QuickJS's own
+      // check fires; the runtime is then inconsistent and is dropped with its module.
+      this.corrupt = true;
+      evictModule(this.module);
+      this.halt ??= { reason: "Error", message: "InternalError: stack overflow" };
+    } else if (error instanceof SandboxMemoryError) {
       this.halt ??= { reason: "Memory", message: this.memoryMessage() };
     } else {
+      this.corrupt = true;
       evictModule(this.module);
       this.halt ??= { reason: "Unavailable", message: "the sandbox failed and was reset" };
     }
@@ -601,6 +609,12 @@ export class RunSession {
   // Disposal --------------------------------------------------------------------------------------
 
   private dispose(): void {
+    if (this.corrupt) {
+      this.deferreds.clear();
+      this.orphans.length = 0;
+      this.program = this.context = this.runtime = undefined;
+      return;
+    }
     try {
       for (const deferred of this.deferreds.values()) deferred.dispose();
       for (const deferred of this.orphans) deferred.dispose();

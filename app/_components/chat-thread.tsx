@@ -84,7 +84,7 @@ export function ChatThread({ chatId, runs }: { chatId: string; runs: CodeRunReco
       )}
       <form
         className="panel stack"
-        aria-label="Message"
+        aria-label="Message composer"
         onSubmit={(e) => {
           e.preventDefault();
           if (draft.trim()) send.mutate({ chatId, message: draft });

@@ -661,6 +661,12 @@ export async function getRun(ctx: ServiceContext, runId: string): Promise<CodeRu
   return toRecord(ctx, run);
 }
 
+/** The record for the server's own use (no caller): posting late results, recovery. */
+export async function readRecordInternal(platform: Platform, runId: string): Promise<CodeRunRecord | null> {
+  const run = (await platform.db.query<RunRow>("select * from code_runs where id = $1", [runId]))[0];
+  return run ? toRecord({ platform, principal: null }, run) : null;
+}
+
 export async function listRuns(ctx: ServiceContext, chatId: string): Promise<CodeRunRecord[]> {
   const p = requirePermission(ctx.principal, "apps.use");
   await readableChat(ctx.platform.db, p, chatId);

@@ -116,6 +116,7 @@ return { id: note.structuredContent.id }`;
     const messages = await listMessages({ platform: t.platform, principal: t.admin }, chat.id);
     const notice = messages.find((m) => m.role === "notice");
     expect(notice?.text).toContain(`The code run ${run!.id} finished.`);
+    expect(notice?.text).toContain('"status":"completed"');
     expect(messages.at(-1)).toMatchObject({ role: "assistant", text: "The note is written." });
   });
 

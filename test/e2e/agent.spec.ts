@@ -40,7 +40,7 @@ test("a chat turn: the model's program runs in the page's worker and its final a
   await signIn(page);
   await newChat(page);
   await expect(page.getByTestId("manual-mode")).toHaveCount(0);
-  await page.getByLabel("Message").fill("Which calendar meetings are busy?");
+  await page.getByRole("textbox", { name: "Message" }).fill("Which calendar meetings are busy?");
   await page.getByRole("button", { name: "Send" }).click();
   const card = page.getByTestId("run-card").first();
   await expect(card).toHaveAttribute("data-status", "Completed");
@@ -55,7 +55,7 @@ test("Send the notes to the team: waits, the decision card shows the arguments, 
   const before = await sentMailCount(request);
   await signIn(page);
   await newChat(page);
-  await page.getByLabel("Message").fill("Send the notes to the team");
+  await page.getByRole("textbox", { name: "Message" }).fill("Send the notes to the team");
   await page.getByRole("button", { name: "Send" }).click();
   await expect(page.getByText("The program is waiting for your decision.")).toBeVisible();
   const decision = page.getByTestId("decision-card");
@@ -81,7 +81,7 @@ test("the same with deny: the program catches AppCallDenied and nothing is sent"
   const before = await sentMailCount(request);
   await signIn(page);
   await newChat(page);
-  await page.getByLabel("Message").fill("Send the notes to the team");
+  await page.getByRole("textbox", { name: "Message" }).fill("Send the notes to the team");
   await page.getByRole("button", { name: "Send" }).click();
   const decision = page.getByTestId("decision-card");
   await expect(decision).toContainText("apps.email.send_email");
@@ -94,7 +94,7 @@ test("cancel a waiting run: it ends Cancelled and its decision is withdrawn", as
   const before = await sentMailCount(request);
   await signIn(page);
   const chatId = await newChat(page);
-  await page.getByLabel("Message").fill("Send the notes to the team");
+  await page.getByRole("textbox", { name: "Message" }).fill("Send the notes to the team");
   await page.getByRole("button", { name: "Send" }).click();
   await expect(page.getByTestId("decision-card")).toBeVisible();
   await page.getByRole("button", { name: "Cancel run" }).click();

@@ -18,7 +18,7 @@ import type { Platform } from "../../platform";
 import { type Principal, principalFromKeyId, requireAuth, requirePermission } from "../auth";
 import { checkAppCall } from "../capability";
 import { ownedChat, readableChat, touchChat } from "../chats";
-import { claimRun, getRun, performAppCall, runTicketOnServer, type ServiceContext, startRun } from "../code-runs";
+import { claimRun, getRun, performAppCall, readRecordInternal, runTicketOnServer, type ServiceContext, startRun } from "../code-runs";
 import { AppError, invalidInput } from "../errors";
 import { readSettings } from "../settings";
 import { resolveModel } from "./models";
@@ -305,7 +305,7 @@ export async function reportRunIfLate(platform: Platform, runId: string): Promis
   );
   const row = rows[0];
   if (!row) return;
-  const record = await getRun({ platform, principal: null }, runId).catch(() => null);
+  const record = await readRecordInternal(platform, runId);
   const payload = record ? runToolResult(record) : { runId };
   await postLateResult(platform, row.chat_id, row.api_key_id, `The code run ${runId} finished.`, payload);
 }
