@@ -20,4 +20,4 @@ const mod = await newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { was
 const rt = mod.newRuntime(); rt.setMaxStackSize(kb * 1024); const ctx = rt.newContext();
 let out;
 try { const r = ctx.evalCode(codes[which]); out = ctx.dump(r.value ?? r.error); (r.value ?? r.error).dispose(); } catch (e) { out = "HOST " + e.message; }
-console.log(kb, which, String(out).slice(0, 70));
+console.log("stack", kb, which, String(out).slice(0, 70));

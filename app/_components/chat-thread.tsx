@@ -14,7 +14,7 @@ import { useTRPC, useTRPCClient } from "../_lib/trpc";
 import { JsonTree } from "./json-tree";
 import { RunCard } from "./run-card";
 
-export function ChatThread({ chatId, runs }: { chatId: string; runs: CodeRunRecord[] }) {
+export function ChatThread({ chatId, runs, beforeComposer }: { chatId: string; runs: CodeRunRecord[]; beforeComposer?: React.ReactNode }) {
   const trpc = useTRPC();
   const client = useTRPCClient();
   const queryClient = useQueryClient();
@@ -82,6 +82,7 @@ export function ChatThread({ chatId, runs }: { chatId: string; runs: CodeRunReco
           <p style={{ margin: 0, whiteSpace: "pre-wrap" }}>{streaming.text}</p>
         </div>
       )}
+      {beforeComposer}
       <form
         className="panel stack"
         aria-label="Message composer"

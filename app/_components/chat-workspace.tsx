@@ -115,6 +115,16 @@ function ChatView({ chatId }: { chatId: string }) {
 
   if (chat.error) return <div className="panel error-text" role="alert">{chat.error.message}</div>;
   const records = runs.data ?? [];
+  const pendingCards = (
+    <>
+      {decisions.data?.map((d) => (
+        <DecisionCard key={d.id} decision={d} />
+      ))}
+      {inputs.data?.map((i) => (
+        <InputForm key={i.operationId} input={i} />
+      ))}
+    </>
+  );
   const shown = live?.run && !records.some((r) => r.id === live.run?.id) ? [...records, live.run] : records;
   return (
     <section className="stack" aria-label="Chat">
@@ -129,7 +139,7 @@ function ChatView({ chatId }: { chatId: string }) {
       )}
       {mode.data?.modelConfigured ? (
         <>
-          <ChatThread chatId={chatId} runs={records} />
+          <ChatThread chatId={chatId} runs={records} beforeComposer={pendingCards} />
           {shown
             .filter((r) => !r.callId)
             .map((r) => (
@@ -144,12 +154,7 @@ function ChatView({ chatId }: { chatId: string }) {
           ))}
         </>
       )}
-      {decisions.data?.map((d) => (
-        <DecisionCard key={d.id} decision={d} />
-      ))}
-      {inputs.data?.map((i) => (
-        <InputForm key={i.operationId} input={i} />
-      ))}
+      {!mode.data?.modelConfigured && pendingCards}
       {mode.data?.modelConfigured && !showComposer && (
         <div className="row">
           <button type="button" onClick={() => setShowComposer(true)}>
