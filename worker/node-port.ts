@@ -10,10 +10,19 @@ import type { WorkerPort } from "./supervisor";
 /** Where the bundled worker lives; relative to the process's working directory (the repo root). */
 export const NODE_WORKER_PATH = path.join(/* turbopackIgnore: true */ process.cwd(), "dist/worker/node-worker.mjs");
 
+/**
+ * Native stack of a worker thread. QuickJS's parser and JSON code use far more native stack per level
+ * than its own 256 KiB limit accounts for (over 16 MiB measured for nested literals); 64 MiB keeps its
+ * check in charge, so deep nesting stays a catchable guest error. Reserved address space, not memory.
+ */
+export const NODE_WORKER_STACK_MB = 64;
+
 export function spawnNodeWorker(scriptPath: string = NODE_WORKER_PATH): WorkerPort {
   // Built apart by esbuild: the bundler must not try to follow this worker (it is not its module).
   const WorkerThread = Worker;
-  const worker = new WorkerThread(/* turbopackIgnore: true */ scriptPath);
+  const worker = new WorkerThread(/* turbopackIgnore: true */ scriptPath, {
+    resourceLimits: { stackSizeMb: NODE_WORKER_STACK_MB },
+  });
   worker.unref();
   let terminated = false;
   const errorListeners: ((error: unknown) => void)[] = [];

@@ -34,6 +34,7 @@ const ErrorProto = Error.prototype, DateProto = Date.prototype, RegExpProto = Re
 const MapProto = Map.prototype, SetProto = Set.prototype;
 const MapCtor = Map, MapGet = MapProto.get, MapSet = MapProto.set, MapHas = MapProto.has;
 const MapForEach = MapProto.forEach, SetForEach = SetProto.forEach;
+const SetCtor = Set, SetAdd = SetProto.add, SetHas = SetProto.has, SetDelete = SetProto.delete;
 const MapSize = getOwnPropertyDescriptor(MapProto, "size").get, SetSize = getOwnPropertyDescriptor(SetProto, "size").get;
 const TypedArrayProto = getPrototypeOf(Uint8Array.prototype);
 const TypedArrayLength = getOwnPropertyDescriptor(TypedArrayProto, "length").get;
@@ -177,7 +178,11 @@ function inspect(v, depth, seen, indent, budget) {
     if (sliceStr(src, 0, 6) === "class ") return "[class " + (name || "(anonymous)") + "]";
     return name ? "[Function: " + name + "]" : "[Function (anonymous)]";
   }
-  for (let i = 0; i < seen.length; i++) if (seen[i] === v) return "[Circular]";
+  if (apply(SetHas, seen, [v])) return "[Circular]";
+  apply(SetAdd, seen, [v]);
+  try { return inspectObject(v, depth, seen, indent, budget); } finally { apply(SetDelete, seen, [v]); }
+}
+function inspectObject(v, depth, seen, indent, budget) {
   if (isInstance(v, ErrorProto)) {
     let name = "Error", message = "";
     const dn = getOwnPropertyDescriptor(v, "name") || getOwnPropertyDescriptor(getPrototypeOf(v), "name");
@@ -193,7 +198,7 @@ function inspect(v, depth, seen, indent, budget) {
   }
   if (isInstance(v, RegExpProto)) return apply(RegExpToString, v, []);
   const items = [];
-  const next = seen.concat([v]);
+  const next = seen;
   const inner = indent + "  ";
   let open, close = "}";
   if (isInstance(v, MapProto)) {
@@ -273,11 +278,11 @@ function format(args, left) {
         if (c === "%") rep = "%";
         else if (a < args.length) {
           const v = args[a];
-          if (c === "s") rep = typeof v === "string" ? v : inspect(v, 1, [], "", budget);
+          if (c === "s") rep = typeof v === "string" ? v : inspect(v, 1, new SetCtor(), "", budget);
           else if (c === "d" || c === "i") rep = typeof v === "bigint" ? StringCtor(v) + "n" : StringCtor(c === "i" ? parseInt(v) : +v);
           else if (c === "f") rep = StringCtor(parseFloat(v));
           else if (c === "j") { try { rep = StringCtor(JSONStringify(v)); } catch (e) { rep = "[Circular]"; } }
-          else if (c === "o" || c === "O" || c === "c") rep = c === "c" ? "" : inspect(v, 1, [], "", budget);
+          else if (c === "o" || c === "O" || c === "c") rep = c === "c" ? "" : inspect(v, 1, new SetCtor(), "", budget);
           if (rep !== null && c !== "%") a++;
         }
         if (rep !== null) { out += sliceStr(f, last, i) + rep; i += 2; last = i; continue; }
@@ -286,10 +291,10 @@ function format(args, left) {
     }
     out += sliceStr(f, last);
     start = a;
-    for (let j = start; j < args.length; j++) out += " " + inspect(args[j], 0, [], "", budget);
+    for (let j = start; j < args.length; j++) out += " " + inspect(args[j], 0, new SetCtor(), "", budget);
     return out;
   }
-  for (let j = 0; j < args.length; j++) out += (j ? " " : "") + inspect(args[j], 0, [], "", budget);
+  for (let j = 0; j < args.length; j++) out += (j ? " " : "") + inspect(args[j], 0, new SetCtor(), "", budget);
   return out;
 }
 
@@ -336,7 +341,7 @@ function describe(e, compile) {
       }
       return sliceStr(text, 0, 4000);
     }
-    return sliceStr("Uncaught " + inspect(e, 1, [], "", { left: 4000 }), 0, 4000);
+    return sliceStr("Uncaught " + inspect(e, 1, new SetCtor(), "", { left: 4000 }), 0, 4000);
   } catch (x) {
     return "Error: the program threw a value that cannot be described";
   }

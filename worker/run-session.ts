@@ -45,10 +45,10 @@ export const ARGS_MAX_CHARS = 1 << 20;
 export const MAX_STACK_BYTES = 256 * 1024;
 const MIB = 1024 * 1024;
 /**
- * When the heap cannot spare this much, the program is near the cap. QuickJS then may fail to allocate
- * even its "out of memory" error and throw `null`, so the run's reason is taken from this flag.
+ * When the heap cannot spare max(1 MiB, memoryMb / 8), the program is near the cap. QuickJS then may
+ * fail to allocate even its "out of memory" error and throw `null`, so the reason comes from this flag.
  */
-const PRESSURE_BYTES = 512 * 1024;
+const PRESSURE_MIN_BYTES = MIB;
 const APP_ERRORS = new Set(["AppCallDenied", "AppCallFailed", "AppInputRequired", "VaultDenied"]);
 const STOP_REASONS = new Set<FailureReason>(["ReplayMismatch", "Cancelled", "Unavailable"]);
 const LOG_LEVELS = new Set<LogLevel>(["log", "info", "warn", "error"]);
@@ -85,6 +85,7 @@ export class RunSession {
   private timedOut = false;
   /** Set once the heap could not spare PRESSURE_BYTES: an error after that is reported as `Memory`. */
   private memoryPressure = false;
+  private readonly pressureBytes: number;
   private guestMs = 0;
   private sliceStart = 0;
   private inSlice = false;
@@ -111,6 +112,7 @@ export class RunSession {
     this.limits = input.limits;
     this.bindings = new Set(input.bindings);
     this.replay = new ReplaySchedule(input.replay);
+    this.pressureBytes = Math.max(PRESSURE_MIN_BYTES, (this.limits.memoryMb * MIB) / 8);
   }
 
   async run(): Promise<EngineOutcome> {
@@ -251,7 +253,7 @@ export class RunSession {
 
   private shouldInterrupt(): boolean {
     if (this.halt || this.timedOut) return true;
-    if (!this.memoryPressure && !this.module.canAllocate(PRESSURE_BYTES)) this.memoryPressure = true;
+    if (!this.memoryPressure && !this.module.canAllocate(this.pressureBytes)) this.memoryPressure = true;
     if (!this.inSlice) return false;
     if (this.guestMs + (now() - this.sliceStart) > this.limits.timeoutMs) {
       this.timedOut = true;

@@ -89,13 +89,13 @@ const ESCAPE: HostileCase[] = [
     calls: 1,
   },
   {
+    // QuickJS's own JSON.stringify keeps its cycle stack in a JS array, so the setter breaks the guest's
+    // serialization (a guest error); it never reaches the host.
     name: "Array index setters on the prototype",
     code: `Object.defineProperty(Array.prototype, "0", { set() { throw new Error("setter ran"); }, configurable: true });
-      const r = await Promise.all([apps.work_calendar.list_events({ day: "ok" }), apps.work_calendar.list_events({ day: "ok" })]);
-      console.log(r); return r.length;`,
-    answer: () => ok("[1,2]"),
-    expect: { value: 2 },
-    calls: 2,
+      console.log([1, { a: [2] }]);
+      await apps.work_calendar.list_events({ day: "ok" });`,
+    expect: { reason: "Error", message: "Error: setter ran" },
   },
   {
     name: "Promise.prototype.then replaced",
@@ -272,8 +272,15 @@ const STACK: HostileCase[] = [
   {
     name: "recursive toJSON in call arguments",
     code: `const o = { toJSON() { return { o: this }; } };
-      try { await apps.work_calendar.list_events(o); } catch (e) { return e.name; }`,
-    expect: { value: "InternalError" },
+      try { await apps.work_calendar.list_events(o); } catch (e) { return e.message; }`,
+    // Caught in the guest where the host stack is deep enough (worker threads); on the main thread the
+    // host stack runs out first and the run fails the same way, uncaught.
+    expect: {
+      check: (o) =>
+        o.status === "completed"
+          ? expect(parseValue(o)).toBe("stack overflow")
+          : expect(o).toMatchObject({ reason: "Error", message: "InternalError: stack overflow" }),
+    },
   },
   {
     name: "deeply nested source",

@@ -55,8 +55,8 @@ describe("replay", () => {
     const engine = await getEngine();
     const live = await record();
     const value = parseValue(live.outcome) as { seen: string[] };
-    expect(value.seen.slice(0, 2)).toEqual(["B", "after-B"]);
-    expect(value.seen).toContain("A");
+    expect(value.seen[0]).toBe("B");
+    expect(value.seen).toContain("after-B");
     expect(live.calls).toHaveLength(8);
 
     for (const shuffled of [live.log, { ...live.log, calls: [...live.log.calls].reverse() }]) {

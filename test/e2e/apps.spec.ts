@@ -1,0 +1,74 @@
+/**
+ * Admin → Apps in the browser: add the `everything` preset (the MCP reference server over stdio), set a
+ * tool's policy, and call it from a program in the chat; deny makes the program's call throw
+ * AppCallDenied. Screenshots of the admin pages are kept for a look.
+ */
+import { expect, type Page, test } from "@playwright/test";
+import { newChat, patchSettings, signIn } from "./helpers";
+
+test.describe.configure({ mode: "serial" });
+test.beforeAll(async ({ request }) => {
+  await patchSettings(request, { codeMode: { enabled: true } });
+});
+
+async function runProgram(page: Page, code: string) {
+  await newChat(page);
+  const write = page.getByRole("button", { name: "Write a program yourself" });
+  if (await write.isVisible()) await write.click();
+  await page.getByRole("textbox", { name: "Program" }).fill(code);
+  await page.getByRole("button", { name: "Run program" }).click();
+  const card = page.getByTestId("run-card").last();
+  await expect(card).not.toHaveAttribute("data-status", "Running");
+  return card;
+}
+
+test("add the everything preset, allow its echo tool, and call it from a program", async ({ page }) => {
+  await signIn(page);
+  await page.getByRole("link", { name: "Admin · Apps" }).click();
+  await page.getByLabel("Name", { exact: true }).fill("Everything");
+  await page.getByLabel("Kind").selectOption("preset");
+  await page.getByLabel("Preset").selectOption("everything");
+  await page.getByRole("button", { name: "Add App" }).click();
+  const app = page.getByRole("region", { name: "App Everything" });
+  await expect(app).toContainText("connected", { timeout: 30_000 });
+  await expect(app).toContainText("apps.everything.echo");
+  await app.getByLabel("Policy of everything.echo").selectOption("allow");
+  await expect(app.getByLabel("Policy of everything.echo")).toHaveValue("allow");
+  await page.screenshot({ path: "test-results/screenshots/admin-apps.png", fullPage: true });
+
+  const card = await runProgram(page, `const r = await apps.everything.echo({ message: "hello from QuickJS" })
+return r.content[0].text`);
+  await expect(card).toHaveAttribute("data-status", "Completed");
+  await expect(card.getByTestId("run-value")).toContainText("hello from QuickJS");
+  await expect(card.getByTestId("run-calls")).toContainText("apps.everything.echo");
+});
+
+test("deny: the program's call throws AppCallDenied and nothing is sent", async ({ page }) => {
+  await signIn(page);
+  await page.getByRole("link", { name: "Admin · Apps" }).click();
+  const app = page.getByRole("region", { name: "App Everything" });
+  await app.getByLabel("Policy of everything.echo").selectOption("deny");
+  await expect(app.getByLabel("Policy of everything.echo")).toHaveValue("deny");
+  const card = await runProgram(page, `try {
+  await apps.everything.echo({ message: "x" })
+  return "sent"
+} catch (error) {
+  return error.name
+}`);
+  await expect(card.getByTestId("run-value")).toContainText("AppCallDenied");
+  await expect(card.getByTestId("run-calls")).toContainText("AppCallDenied");
+});
+
+test("screenshots of the admin settings page on a narrow window and in dark mode", async ({ page }) => {
+  await signIn(page);
+  await page.getByRole("link", { name: "Admin · Settings" }).click();
+  await expect(page.getByLabel("Code Mode enabled")).toBeVisible();
+  await page.screenshot({ path: "test-results/screenshots/admin-settings.png", fullPage: true });
+  await page.setViewportSize({ width: 390, height: 800 });
+  await page.getByLabel("Theme").selectOption("dark");
+  await expect(page.locator("html")).toHaveAttribute("data-theme", "dark");
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  expect(overflow).toBeLessThanOrEqual(0);
+  await page.screenshot({ path: "test-results/screenshots/admin-settings-narrow-dark.png", fullPage: true });
+  await page.getByLabel("Theme").selectOption("system");
+});
