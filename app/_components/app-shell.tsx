@@ -27,6 +27,8 @@ export function AppShell({ children, requireAdmin = false }: { children: (me: Me
           { href: "/admin/settings", label: "Admin · Settings", active: pathname.startsWith("/admin/settings") },
           { href: "/admin/apps", label: "Admin · Apps", active: pathname.startsWith("/admin/apps") },
           { href: "/admin/model", label: "Admin · Model", active: pathname.startsWith("/admin/model") },
+          { href: "/admin/keys", label: "Admin · API keys", active: pathname.startsWith("/admin/keys") },
+          { href: "/admin/vault", label: "Admin · Vault", active: pathname.startsWith("/admin/vault") },
         ]
       : []),
   ];

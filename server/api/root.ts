@@ -9,6 +9,7 @@ import { executionsRouter } from "./routers/executions";
 import { apiKeysRouter, usersRouter } from "./routers/people";
 import { settingsRouter } from "./routers/settings";
 import { turnsRouter } from "./routers/turns";
+import { vaultRouter } from "./routers/vault";
 import { createCallerFactory, createTRPCRouter } from "./trpc";
 
 export const appRouter = createTRPCRouter({
@@ -17,6 +18,7 @@ export const appRouter = createTRPCRouter({
   chats: chatsRouter,
   codeRuns: codeRunsRouter,
   decisions: decisionsRouter,
+  vault: vaultRouter,
   appOperations: appOperationsRouter,
   turns: turnsRouter,
   connections: connectionsRouter,

@@ -8,7 +8,7 @@ import { type Context, createContextFromRequest } from "../api/trpc";
 import { logFailure } from "../log";
 import { AppError, HTTP_STATUS } from "../services/errors";
 
-type Params = Record<string, string>;
+type Params = Record<string, string> & Record<string, string | string[]>;
 
 export interface RestArgs {
   ctx: Context;

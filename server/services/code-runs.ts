@@ -31,6 +31,7 @@ import { logEvent, logFailure, logOutcome } from "../log";
 import type { Platform } from "../platform";
 import { type Principal, principalFromKeyId, requirePermission } from "./auth";
 import { checkAppCall } from "./capability";
+import { redact, type Substituted, substituteSecrets, VaultDeniedError, vaultNames, vaultRefusal } from "./vault";
 import { ownedChat, readableChat, touchChat } from "./chats";
 import { AppError, invalidInput } from "./errors";
 import { readSettings } from "./settings";
@@ -188,7 +189,7 @@ async function ticketFor(ctx: ServiceContext, run: RunRow): Promise<RunTicket | 
       seed: Number(run.seed),
       limits: JSON.parse(run.limits) as EngineLimits,
       bindings: JSON.parse(run.bindings) as string[],
-      vaultNames: [],
+      vaultNames: await vaultNames(ctx.platform),
       replay: await replayLog(ctx, run.id),
     },
   };
@@ -339,10 +340,15 @@ export async function handleCall(ctx: ServiceContext, runId: string, attempt: nu
       message: `${call.binding} is not available now.`,
     });
   }
-  const verdict = checkAppCall(principal, entry);
+  const verdict = checkAppCall(principal, entry, argsJson);
   if (verdict.verdict === "deny") {
     const outcome: CallOutcome = { type: "error", name: "AppCallDenied", message: verdict.message, details: { binding: call.binding } };
     return recordOutcome(ctx, runId, call.index, outcome, { name: "AppCallDenied", message: verdict.message });
+  }
+  const refusal = await vaultRefusal(ctx.platform, argsJson, entry);
+  if (refusal) {
+    const outcome: CallOutcome = { type: "error", name: "VaultDenied", message: `${refusal} Nothing was sent.`, details: { binding: call.binding } };
+    return recordOutcome(ctx, runId, call.index, outcome, { name: "VaultDenied", message: refusal });
   }
   if (verdict.verdict === "ask") {
     await requestDecision(ctx, run, call.index, entry, argsJson, verdict.capability);
@@ -441,6 +447,14 @@ export async function performAppCall(
   call: { chatId: string; runId: string | null; index: number | null; entry: ToolEntry; argsJson: string },
 ): Promise<{ outcome: CallOutcome; operationId: string }> {
   const { db } = platform;
+  let substituted: Substituted;
+  try {
+    substituted = await substituteSecrets(platform, call.argsJson, call.entry);
+  } catch (error) {
+    if (!(error instanceof VaultDeniedError)) throw error;
+    const outcome: CallOutcome = { type: "error", name: "VaultDenied", message: `${error.message} Nothing was sent.`, details: { binding: call.entry.binding } };
+    return { outcome, operationId: "" };
+  }
   const opId = `op_${randomUUID()}`;
   const sealOp = (field: string, value: unknown) => platform.seal(`app_operations:${opId}:${field}`, JSON.stringify(value));
   await db.query(
@@ -456,14 +470,15 @@ export async function performAppCall(
   let status: "Completed" | "Failed";
   let errorReason: string | null = null;
   try {
-    const result = await platform.apps.call(call.entry, JSON.parse(call.argsJson));
+    const result = redact(await platform.apps.call(call.entry, substituted.args), substituted.secrets);
     const resultJson = JSON.stringify(result);
     if (resultJson.length > MAX_CALL_JSON) throw new AppCallError("tool_error", `The result is larger than ${MAX_CALL_JSON} bytes.`);
     outcome = { type: "ok", resultJson };
     stored = result;
     status = "Completed";
   } catch (error: unknown) {
-    const known = error instanceof AppCallError ? error : undefined;
+    const raw = error instanceof AppCallError ? error : undefined;
+    const known = raw ? new AppCallError(raw.reason, redact(raw.message, substituted.secrets), redact(raw.result, substituted.secrets), raw.input) : undefined;
     if (known?.reason === "input_required" && known.input) {
       const question = { message: known.input.message, requestedSchema: known.input.requestedSchema, binding: call.entry.binding };
       await db.query("update app_operations set status = 'InputRequired', input_id = $1, input_enc = $2 where id = $3", [known.input.id, sealOp("input", question), opId]);

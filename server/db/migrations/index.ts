@@ -6,6 +6,7 @@ import { sql as decisions } from "./0003-decisions";
 import { sql as secrets } from "./0004-secrets";
 import { sql as turns } from "./0005-turns";
 import { sql as input } from "./0006-input";
+import { sql as vault } from "./0007-vault";
 
 export const MIGRATIONS: readonly Migration[] = [
   { id: "0001-core", sql: core },
@@ -14,4 +15,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: "0004-secrets", sql: secrets },
   { id: "0005-turns", sql: turns },
   { id: "0006-input", sql: input },
+  { id: "0007-vault", sql: vault },
 ];

@@ -268,9 +268,9 @@ async function waitFor(platform: Platform, runId: string, timeoutMs: number, sig
 /** A normal App tool call from the model: the same capability check, an App operation like any other. */
 async function callToolDirectly(ctx: ServiceContext, chatId: string, turnId: string, toolCallId: string, entry: ToolEntry, args: unknown) {
   const principal = requireAuth(ctx.principal);
-  const verdict = checkAppCall(principal, entry);
-  if (verdict.verdict === "deny") return { error: { name: "AppCallDenied", message: verdict.message } };
   const argsJson = canonicalJson(JSON.stringify(args ?? {}));
+  const verdict = checkAppCall(principal, entry, argsJson);
+  if (verdict.verdict === "deny") return { error: { name: "AppCallDenied", message: verdict.message } };
   if (verdict.verdict === "ask") {
     const { requestDirectDecision } = await import("../decisions");
     const decisionId = await requestDirectDecision(ctx, { chatId, turnId, toolCallId, entry, argsJson, capability: verdict.capability });

@@ -1,0 +1,10 @@
+/** The vault: named secrets, encrypted, each with the App targets it may be sent to. */
+export const sql = `
+create table vault_entries (
+  name text primary key,
+  secret_enc text not null,
+  allow text not null,
+  created_at bigint not null,
+  updated_at bigint not null
+)
+`;
