@@ -1,5 +1,6 @@
 // `npm run bench:tokens`: bundles scripts/bench/tokens.ts with esbuild (dependencies stay external and load
 // from node_modules; `@/` resolves to the repo root as in tsconfig paths), then runs it. See that file.
+// `--strict` makes a missed target exit with status 1.
 import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -19,6 +20,6 @@ await build({
   absWorkingDir: root,
   logLevel: "warning",
 });
-const r = spawnSync(process.execPath, [out], { stdio: "inherit", cwd: root, timeout: 180_000 });
+const r = spawnSync(process.execPath, [out, ...process.argv.slice(2)], { stdio: "inherit", cwd: root, timeout: 180_000 });
 if (r.error) console.error(`bench:tokens: ${r.error.message}`);
 process.exit(r.status ?? 1);

@@ -106,7 +106,7 @@ const num = (n: number) => n.toLocaleString("en-US");
 const verdict = (ratio: number, target: number) => (ratio <= target ? "PASS" : "MISS");
 
 function line(label: string, tokens: number, extra = "") {
-  console.log(`  ${label.padEnd(58)} ${num(tokens).padStart(8)} tokens${extra ? `  ${extra}` : ""}`);
+  console.log(`  ${label.padEnd(70)} ${num(tokens).padStart(7)} tokens${extra ? `  ${extra}` : ""}`);
 }
 
 async function surface(title: string, tools: ToolEntry[], target: number, targetName: string): Promise<{ ratio: number; ok: boolean }> {
@@ -116,10 +116,13 @@ async function surface(title: string, tools: ToolEntry[], target: number, target
   const [cmT, dT, dsT] = [count(cm), count(direct), count(directShort)];
   const ratio = cmT / dT;
   const indexed = Math.min(tools.length, 40);
+  const description = runCodeDescription(tools, LIMITS);
+  const fixed = count(runCodeDescription(tools, LIMITS, 0));
   const withOutput = tools.filter((t) => t.outputSchema).length;
   console.log(`\n${title}: ${tools.length} bindings from ${new Set(tools.map((t) => t.connectionId)).size} connections (${withOutput} with an output schema)`);
   line(`direct: all ${tools.length} tools (name, App description, inputSchema)`, dT);
   line(`Code Mode: openbot_code_api + openbot_run_code (index ${indexed}/${tools.length})`, cmT, `${pct(ratio)} of direct`);
+  console.log(`    (openbot_run_code description ${num(count(description))} tokens: ${num(fixed)} fixed text + ${num(count(description) - fixed)} bindings index; rest: names, schemas, code_api)`);
   console.log(`  => ${pct(ratio)}   target ≤ ${pct(target)}   ${verdict(ratio, target)}   (${targetName}; cl100k_base: ${pct(countCl(cm) / countCl(direct))})`);
   console.log(`  for reference: OpenBot's own direct tools carry a one-line description instead of the App's: ${num(dsT)} tokens;`);
   console.log(`  a real Code Mode turn sends both Code Mode tools AND those direct tools: ${num(count(toolsJson([...(await codeModeTools(tools)), ...(await directTools(tools, "openbot"))])))} tokens.`);
@@ -144,15 +147,15 @@ async function main() {
   try {
     await migrate(db);
     registry = await AppRegistry.start({ db, dataDir });
-    const added = await Promise.all(
+    const apps = registry;
+    await Promise.all(
       (["everything", "memory", "filesystem"] as const).map((preset) =>
-        registry!.add({ name: preset.charAt(0).toUpperCase() + preset.slice(1), transport: { type: "preset", preset } }),
+        apps.add({ name: preset.charAt(0).toUpperCase() + preset.slice(1), transport: { type: "preset", preset } }),
       ),
     );
     for (const view of registry.connections()) {
       if (view.status !== "connected") console.log(`WARNING: ${view.name} is ${view.status}${view.error ? `: ${view.error}` : ""} — its tools are missing from (a)`);
     }
-    void added;
     const appTools = registry.tools();
 
     // 1a. built-in apps + presets
@@ -166,7 +169,7 @@ async function main() {
     results.push({ name: "tool definitions, 500 generated tools", ratio: b.ratio, target: TARGETS.synthetic, ok: b.ok });
 
     // 2. the calendar task over 30 days
-    console.log(`\n== 2. Seeds' calendar task over ${DAYS} days (${FIRST_DAY} + ${DAYS - 1}): titles of the events with more than 10 attendees ==`);
+    console.log(`\n== 2. Seeds' calendar task over ${DAYS} days: titles of the events with more than 10 attendees ==`);
     const events = generateCalendar(FIRST_DAY, DAYS, 30);
     await db.query("delete from calendar_events");
     for (const e of events) {
@@ -175,6 +178,8 @@ async function main() {
     const listEvents = registry.resolve("work_calendar.list_events");
     if (!listEvents) throw new Error("work_calendar.list_events is not bound");
     const days = dayList(FIRST_DAY, DAYS);
+    console.log(`  days ${days[0]} to ${days.at(-1)}; direct = the model calls work_calendar__list_events once per day; Code Mode = one openbot_run_code`);
+    console.log("  whose program (Promise.all over the days, filter, titles) runs in the real engine in-process against the real app.");
     const busy = events.filter((e) => e.attendees > 10).map((e) => e.title);
     console.log(`  data: ${events.length} events (${Math.min(...days.map((d) => events.filter((e) => e.day === d).length))}-${Math.max(...days.map((d) => events.filter((e) => e.day === d).length))} a day, seed 30), ${busy.length} with more than 10 attendees, in the Work calendar app's table`);
 
@@ -217,9 +222,9 @@ async function main() {
     const outcome = await engine.run(input, {
       call: async (req) => {
         calls.push(req);
-        const entry = registry!.resolve(req.binding);
+        const entry = apps.resolve(req.binding);
         if (!entry) return { type: "error", name: "AppCallFailed", message: "unknown binding", details: { reason: "unavailable" } };
-        return { type: "ok", resultJson: JSON.stringify(await registry!.call(entry, JSON.parse(req.argsJson))) };
+        return { type: "ok", resultJson: JSON.stringify(await apps.call(entry, JSON.parse(req.argsJson))) };
       },
     });
     const record = benchRecord(code, reason, calls, outcome, listEvents);
@@ -236,10 +241,11 @@ async function main() {
     line(`direct: ${DAYS} full MCP results (content text + structuredContent)`, directResults);
     line("direct total", directTotal);
     line("Code Mode: openbot_run_code call (program + reason)", cmCall);
-    line("Code Mode: tool result (status, runId, value, logs, output, calls)", cmResult);
+    line("Code Mode: tool result (status, runId, value, logs, output, calls list)", cmResult);
     const ratio = cmTotal / directTotal;
     line("Code Mode total", cmTotal, `${pct(ratio)} of direct`);
-    console.log(`  => ${pct(ratio)}   target ≤ ${pct(TARGETS.calendar)}   ${verdict(ratio, TARGETS.calendar)}   (30-day task; cl100k_base: ${pct(cmTotalCl / (directCallsCl + directResultsCl))})`);
+    console.log(`    (openbot_run_code description ${num(count(description))} tokens: ${num(fixed)} fixed text + ${num(count(description) - fixed)} bindings index; rest: names, schemas, code_api)`);
+  console.log(`  => ${pct(ratio)}   target ≤ ${pct(TARGETS.calendar)}   ${verdict(ratio, TARGETS.calendar)}   (30-day task; cl100k_base: ${pct(cmTotalCl / (directCallsCl + directResultsCl))})`);
     const api = await declarations(appTools, { query: "list_events" });
     console.log(`  not counted above: the turn's tool definitions (same in both modes), message framing and call ids (30 in direct, 1 in Code Mode),`);
     console.log(`  and an optional openbot_code_api lookup (query "list_events": ${num(count(api))} tokens) — the run_code index already gives list_events' types.`);
@@ -248,7 +254,8 @@ async function main() {
     console.log("\n== Summary (o200k_base) ==");
     for (const r of results) console.log(`  ${r.name.padEnd(46)} ${pct(r.ratio).padStart(6)} of direct   target ≤ ${pct(r.target).padEnd(6)} ${r.ok ? "PASS" : "MISS"}`);
     console.log(`  (${((performance.now() - started) / 1000).toFixed(1)} s)`);
-    if (results.some((r) => !r.ok)) process.exitCode = 1;
+    // A MISS is a measurement, not a crash: exit 0 unless --strict is given.
+    if (process.argv.includes("--strict") && results.some((r) => !r.ok)) process.exitCode = 1;
   } finally {
     await registry?.close();
     await db.close();

@@ -556,8 +556,14 @@ export async function recordOutcome(
 }
 
 /** Stores the end of an attempt as its host reports it. */
-export async function finishRun(ctx: ServiceContext, runId: string, attempt: number, outcome: RunOutcome): Promise<CodeRunRecord> {
+export async function finishRun(
+  ctx: ServiceContext,
+  runId: string,
+  attempt: number,
+  outcome: RunOutcome & { completionOrder?: number[] },
+): Promise<CodeRunRecord> {
   const { run } = await runForHost(ctx, runId, attempt);
+  if (outcome.completionOrder?.length) await storeCompletionOrder(ctx, runId, outcome.completionOrder);
   if (run.status !== "Running") return getRun(ctx, runId);
   if (outcome.status === "completed") {
     const limits = JSON.parse(run.limits) as EngineLimits;
@@ -585,6 +591,20 @@ export async function finishRun(ctx: ServiceContext, runId: string, attempt: num
 /** A run that ends after its turn moved on is posted into the chat (agent/turns decides if it did). */
 function reportLater(platform: Platform, runId: string): void {
   platform.track(import("./agent/turns").then(({ reportRunIfLate }) => reportRunIfLate(platform, runId)));
+}
+
+/**
+ * The order in which outcomes reached the program (the engine reports it) replaces the order the
+ * server stored them in: answers crossing a network can arrive in another order than they were stored.
+ */
+async function storeCompletionOrder(ctx: ServiceContext, runId: string, order: number[]): Promise<void> {
+  const seen = new Set<number>();
+  let seq = 0;
+  for (const index of order) {
+    if (seen.has(index)) continue;
+    seen.add(index);
+    await ctx.platform.db.query("update code_run_calls set completed_seq = $3 where run_id = $1 and idx = $2 and outcome_enc is not null", [runId, index, ++seq]);
+  }
 }
 
 /** Ends a run as Failed. The message kept in the record is the engine's (host-safe) text; the cause is logged by error id. */

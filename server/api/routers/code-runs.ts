@@ -15,16 +15,19 @@ const callInput = z.object({
 
 const logLine = z.object({ level: z.enum(["log", "info", "warn", "error"]), text: z.string() });
 const outputItem = z.union([z.object({ type: z.literal("text"), text: z.string() }), z.object({ type: z.literal("json"), value: z.unknown().optional() })]);
+/** The order in which call outcomes reached the program: what a re-run replays. */
+const completionOrder = z.array(z.number().int().min(0)).max(100_000).optional();
 const outcome = z.discriminatedUnion("status", [
-  z.object({ status: z.literal("completed"), valueJson: z.string(), logs: z.array(logLine), output: z.array(outputItem) }),
+  z.object({ status: z.literal("completed"), valueJson: z.string(), logs: z.array(logLine), output: z.array(outputItem), completionOrder }),
   z.object({
     status: z.literal("failed"),
     reason: z.enum(["Error", "Timeout", "Memory", "OutputTooLarge", "ReplayMismatch", "Cancelled", "Unavailable", "Interrupted"]),
     message: z.string(),
     logs: z.array(logLine),
     output: z.array(outputItem),
+    completionOrder,
   }),
-  z.object({ status: z.literal("waiting"), index: z.number().int(), logs: z.array(logLine), output: z.array(outputItem) }),
+  z.object({ status: z.literal("waiting"), index: z.number().int(), logs: z.array(logLine), output: z.array(outputItem), completionOrder }),
 ]);
 
 export const codeRunsRouter = createTRPCRouter({

@@ -1,0 +1,115 @@
+/**
+ * The vault: a real MCP server that echoes its input (the `everything` preset's echo, over stdio)
+ * receives the real secret while the program, the record, the decision and the database only ever see
+ * the reference or `⟦hidden:…⟧`; a target the entry does not allow gives VaultDenied and nothing is
+ * sent; the raw database files never contain the secret; replay after the decision does not resend.
+ */
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import path from "node:path";
+import { TRPCError } from "@trpc/server";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { makePerson, startTestPlatform, type TestPlatform } from "../helpers/platform";
+
+const SECRET = "ghp_SuperSecretValue_8c1f2a9d";
+let t: TestPlatform;
+
+beforeAll(async () => {
+  t = await startTestPlatform({ inMemoryDb: false });
+  const caller = t.caller(t.admin);
+  const s = await caller.settings.get();
+  await caller.settings.update({ expectedVersion: s.version, codeMode: { enabled: true } });
+  const view = await t.platform.apps.add({ name: "Everything", transport: { type: "preset", preset: "everything" } });
+  await t.platform.apps.setPolicies(view.id, { echo: "allow" });
+  await caller.vault.create({ name: "github/token", secret: SECRET, allow: [{ connection: "everything", tool: "echo" }] });
+}, 60_000);
+afterAll(() => t?.close());
+
+async function echoOps(runId: string) {
+  return t.platform.db.query("select id from app_operations where run_id = $1 and tool = 'echo'", [runId]);
+}
+
+describe("vault", () => {
+  it("lists names and targets, never the secret; names are validated; rotate replaces in place", async () => {
+    const caller = t.caller(t.admin);
+    const entries = await caller.vault.list();
+    expect(entries).toEqual([
+      expect.objectContaining({ name: "github/token", reference: "⟦vault:github/token⟧", allow: [{ connection: "everything", tool: "echo" }] }),
+    ]);
+    expect(JSON.stringify(entries)).not.toContain(SECRET);
+    const bad = await caller.vault.create({ name: "Bad Name", secret: "x" }).catch((e: TRPCError) => e);
+    expect((bad as TRPCError).code).toBe("BAD_REQUEST");
+    expect((bad as TRPCError).message).toContain("name");
+    const dup = await caller.vault.create({ name: "github/token", secret: "x" }).catch((e: TRPCError) => e);
+    expect((dup as TRPCError).code).toBe("CONFLICT");
+    const member = await makePerson(t, "member");
+    expect(await t.caller(member).vault.list().then(() => "ok", (e: TRPCError) => e.code)).toBe("FORBIDDEN");
+    await caller.vault.create({ name: "temp/one", secret: "first" });
+    const rotated = await caller.vault.rotate({ name: "temp/one", secret: "second" });
+    expect(rotated.updatedAt).toBeGreaterThanOrEqual(rotated.createdAt);
+    await caller.vault.remove({ name: "temp/one" });
+  });
+
+  it("a program sees the reference; the call waits for a decision that shows the reference; the App gets the secret; the program sees ⟦hidden:…⟧", async () => {
+    const caller = t.caller(t.admin);
+    const chat = await caller.chats.create({});
+    const code = `const ref = vault.github.token
+const names = Object.keys(vault)
+const r = await apps.everything.echo({ message: "token=" + ref })
+return { ref, names, unknown: vault.nope, echoed: r.content[0].text }`;
+    const waiting = await caller.codeRuns.runOnServer({ chatId: chat.id, code, reason: "use the token" });
+    expect(waiting.status).toBe("Waiting");
+    const [decision] = await caller.decisions.list({ chatId: chat.id, status: "pending" });
+    expect(decision!.request.app.arguments).toEqual({ message: "token=⟦vault:github/token⟧" });
+    expect(JSON.stringify(decision)).not.toContain(SECRET);
+    expect(await echoOps(waiting.id)).toHaveLength(0);
+
+    await caller.decisions.decide({ id: decision!.id, decision: "allow" });
+    await t.platform.settled();
+    const done = await caller.codeRuns.byId({ id: waiting.id });
+    expect(done.status).toBe("Completed");
+    const value = (done.result as { value: { ref: string; names: string[]; unknown?: string; echoed: string } }).value;
+    expect(value.ref).toBe("⟦vault:github/token⟧");
+    expect(value.names).toEqual(["github"]);
+    expect(value.unknown).toBeUndefined();
+    // The echo server answered with what it received: the real secret, which came back hidden.
+    expect(value.echoed).toContain("token=⟦hidden:github/token⟧");
+    expect(JSON.stringify(done)).not.toContain(SECRET);
+    expect(await echoOps(waiting.id)).toHaveLength(1);
+
+    // Replay after the decision did not resend: one App operation for the echo, across both attempts.
+    const calls = await t.platform.db.query("select idx from code_run_calls where run_id = $1", [waiting.id]);
+    expect(calls).toHaveLength(1);
+  });
+
+  it("a target the entry does not allow gives VaultDenied and nothing is sent", async () => {
+    const caller = t.caller(t.admin);
+    const chat = await caller.chats.create({});
+    const code = `try {
+  await apps.everything.get_sum({ a: 1, b: 2, note: vault.github.token })
+  return "sent"
+} catch (error) {
+  return { name: error.name, message: error.message }
+}`;
+    const record = await caller.codeRuns.runOnServer({ chatId: chat.id, code });
+    expect(record.status).toBe("Completed");
+    expect((record.result as { value: { name: string } }).value.name).toBe("VaultDenied");
+    expect(record.calls[0]?.rejection?.name).toBe("VaultDenied");
+    expect(record.calls[0]?.app).toBeNull();
+    expect(await t.platform.db.query("select id from app_operations where run_id = $1", [record.id])).toHaveLength(0);
+    expect(await caller.decisions.list({ chatId: chat.id, status: "pending" })).toEqual([]);
+  });
+
+  it("the raw database files never contain the secret", async () => {
+    await t.platform.db.query("checkpoint");
+    const hits: string[] = [];
+    const walk = (dir: string) => {
+      for (const name of readdirSync(dir)) {
+        const p = path.join(dir, name);
+        if (statSync(p).isDirectory()) walk(p);
+        else if (readFileSync(p).includes(Buffer.from(SECRET))) hits.push(p);
+      }
+    };
+    walk(path.join(t.dataDir, "pglite"));
+    expect(hits).toEqual([]);
+  });
+});
