@@ -130,6 +130,7 @@ function ChatView({ chatId }: { chatId: string }) {
     <section className="stack" aria-label="Chat">
       <div className="row" style={{ justifyContent: "space-between" }}>
         <h1 style={{ margin: 0, fontSize: 22 }}>{chat.data?.title ?? "…"}</h1>
+        <Link href={`/chats/${chatId}/runs`} className="small">All code runs</Link>
       </div>
       {mode.data && !mode.data.modelConfigured && (
         <p className="banner" data-testid="manual-mode">

@@ -98,3 +98,40 @@ test("settings form: a clear message per invalid field, and a version conflict s
   expect(after.codeMode.timeoutMs).not.toBe(12000);
   expect(after.codeMode.memoryMb).toBe(96);
 });
+
+test("the code-runs page lists every run of the chat, filters by status, and opens a full record", async ({ page }) => {
+  await signIn(page);
+  await setCodeMode(page, true);
+  await newChatAndRun(page, "return 41 + 1");
+  await expect(page.getByTestId("run-card").last()).toHaveAttribute("data-status", "Completed");
+  await page.getByRole("textbox", { name: "Program" }).fill("throw new Error('boom')");
+  await page.getByRole("button", { name: "Run program" }).click();
+  await expect(page.getByTestId("run-card").last()).toHaveAttribute("data-status", "Failed");
+  await expect(page.getByTestId("run-card").last().getByTestId("run-failure")).toContainText("boom");
+  await page.getByRole("link", { name: "All code runs" }).click();
+  await expect(page.getByTestId("run-row")).toHaveCount(2);
+  await page.getByLabel("Status filter").selectOption("Failed");
+  await expect(page.getByTestId("run-row")).toHaveCount(1);
+  await page.getByRole("button", { name: "Open" }).click();
+  await expect(page.getByTestId("run-record")).toContainText("throw new Error('boom')");
+});
+
+test("a result the server did not acknowledge survives a dropped connection and is re-sent after a reload", async ({ page }) => {
+  await signIn(page);
+  await setCodeMode(page, true);
+  let dropped = 0;
+  await page.route("**/api/trpc/codeRuns.finish**", async (route) => {
+    if (dropped++ === 0) await route.abort("connectionreset");
+    else await route.continue();
+  });
+  await newChatAndRun(page, 'console.log("kept"); return "delivered later"');
+  await expect(page.getByRole("alert")).toBeVisible();
+  const chatUrl = page.url();
+  await page.reload();
+  await expect(page).toHaveURL(chatUrl);
+  const card = page.getByTestId("run-card").last();
+  await expect(card).toHaveAttribute("data-status", "Completed");
+  await expect(card.getByTestId("run-value")).toContainText("delivered later");
+  await expect(card.getByTestId("run-logs")).toContainText("kept");
+  expect(dropped).toBeGreaterThanOrEqual(2);
+});

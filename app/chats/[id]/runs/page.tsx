@@ -1,0 +1,84 @@
+"use client";
+/** Every code run of a chat, filterable by status; each opens its full record. */
+import { useQuery } from "@tanstack/react-query";
+import Link from "next/link";
+import { use, useState } from "react";
+import { CODE_RUN_STATUSES } from "@/contracts/code-run";
+import { AppShell } from "../../../_components/app-shell";
+import { JsonTree } from "../../../_components/json-tree";
+import { RunCard } from "../../../_components/run-card";
+import { useTRPC } from "../../../_lib/trpc";
+
+function Runs({ chatId }: { chatId: string }) {
+  const trpc = useTRPC();
+  const runs = useQuery(trpc.codeRuns.listByChat.queryOptions({ chatId }));
+  const [status, setStatus] = useState<string>("all");
+  const [open, setOpen] = useState<string | null>(null);
+  if (runs.error) return <p role="alert" className="error-text">{runs.error.message}</p>;
+  const shown = (runs.data ?? []).filter((r) => status === "all" || r.status === status).reverse();
+  return (
+    <div className="stack">
+      <div className="row">
+        <Link href={`/chats/${chatId}`}>← Back to the chat</Link>
+        <label className="row small" style={{ marginLeft: "auto" }}>
+          <span>Status</span>
+          <select aria-label="Status filter" value={status} onChange={(e) => setStatus(e.target.value)} style={{ width: "auto" }}>
+            <option value="all">all</option>
+            {CODE_RUN_STATUSES.map((s) => (
+              <option key={s} value={s}>{s}</option>
+            ))}
+          </select>
+        </label>
+      </div>
+      <table className="calls panel" aria-label="Code runs">
+        <thead>
+          <tr><th>Status</th><th>Reason</th><th>Calls</th><th>Started</th><th /></tr>
+        </thead>
+        <tbody>
+          {shown.map((r) => (
+            <tr key={r.id} data-testid="run-row">
+              <td><span className={`status ${r.status}`}>{r.status}</span></td>
+              <td>{r.reason || <span className="muted">—</span>}</td>
+              <td>{r.calls.length}</td>
+              <td className="small muted">{new Date(r.createdAt).toLocaleString()}</td>
+              <td>
+                <button type="button" onClick={() => setOpen(open === r.id ? null : r.id)} aria-expanded={open === r.id}>
+                  {open === r.id ? "Close" : "Open"}
+                </button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {shown.length === 0 && <p className="muted">No runs{status === "all" ? "" : ` with status ${status}`}.</p>}
+      {open &&
+        (() => {
+          const run = runs.data?.find((r) => r.id === open);
+          if (!run) return null;
+          return (
+            <div className="stack" data-testid="run-record">
+              <RunCard run={run} />
+              <details className="panel small">
+                <summary>Full record</summary>
+                <JsonTree value={run} />
+              </details>
+            </div>
+          );
+        })()}
+    </div>
+  );
+}
+
+export default function ChatRunsPage({ params }: { params: Promise<{ id: string }> }) {
+  const { id } = use(params);
+  return (
+    <AppShell>
+      {() => (
+        <div className="stack">
+          <h1 style={{ margin: 0 }}>Code runs</h1>
+          <Runs chatId={id} />
+        </div>
+      )}
+    </AppShell>
+  );
+}
