@@ -244,7 +244,6 @@ async function main() {
     line("Code Mode: tool result (status, runId, value, logs, output, calls list)", cmResult);
     const ratio = cmTotal / directTotal;
     line("Code Mode total", cmTotal, `${pct(ratio)} of direct`);
-    console.log(`    (openbot_run_code description ${num(count(description))} tokens: ${num(fixed)} fixed text + ${num(count(description) - fixed)} bindings index; rest: names, schemas, code_api)`);
   console.log(`  => ${pct(ratio)}   target ≤ ${pct(TARGETS.calendar)}   ${verdict(ratio, TARGETS.calendar)}   (30-day task; cl100k_base: ${pct(cmTotalCl / (directCallsCl + directResultsCl))})`);
     const api = await declarations(appTools, { query: "list_events" });
     console.log(`  not counted above: the turn's tool definitions (same in both modes), message framing and call ids (30 in direct, 1 in Code Mode),`);

@@ -8,23 +8,23 @@ import { type Context, createContextFromRequest } from "../api/trpc";
 import { logFailure } from "../log";
 import { AppError, HTTP_STATUS } from "../services/errors";
 
-type Params = Record<string, string> & Record<string, string | string[]>;
+type Params = Record<string, string | string[]>;
 
-export interface RestArgs {
+export interface RestArgs<P extends Params = Record<string, string>> {
   ctx: Context;
   req: Request;
-  params: Params;
+  params: P;
   body: unknown;
   query: URLSearchParams;
 }
 
-export function rest(
-  handler: (args: RestArgs) => Promise<unknown>,
+export function rest<P extends Params = Record<string, string>>(
+  handler: (args: RestArgs<P>) => Promise<unknown>,
   options: { status?: number } = {},
-): (req: Request, route: { params: Promise<Params> }) => Promise<Response> {
+): (req: Request, route: { params: Promise<P> }) => Promise<Response> {
   return async (req, route) => {
     try {
-      const params = (await route.params) ?? {};
+      const params = ((await route.params) ?? {}) as P;
       let body: unknown = undefined;
       if (req.method !== "GET" && req.method !== "HEAD") {
         const text = await req.text();
