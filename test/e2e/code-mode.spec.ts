@@ -125,7 +125,8 @@ test("a result the server did not acknowledge survives a dropped connection and 
     else await route.continue();
   });
   await newChatAndRun(page, 'console.log("kept"); return "delivered later"');
-  await expect(page.getByRole("alert")).toBeVisible();
+  await expect(page.getByRole("form", { name: "Program composer" }).getByRole("alert")).toBeVisible();
+  expect(dropped).toBe(1);
   const chatUrl = page.url();
   await page.reload();
   await expect(page).toHaveURL(chatUrl);

@@ -25,7 +25,7 @@ test("a secret is used by reference: the card shows the reference, the program s
   await signIn(page);
   await page.getByRole("link", { name: "Admin · Vault" }).click();
   await page.getByLabel("Name", { exact: true }).fill("github/token");
-  await page.getByLabel("Secret").fill(SECRET);
+  await page.getByLabel("Secret", { exact: true }).fill(SECRET);
   await page.getByLabel("Allowed targets").fill("everything/echo");
   await page.getByRole("button", { name: "Add secret" }).click();
   await expect(page.getByTestId("vault-entry")).toContainText("⟦vault:github/token⟧");

@@ -75,10 +75,46 @@ export function indexLine(entry: ToolEntry): string {
   return `apps.${entry.binding}(${input === "{}" ? "{}" : input}) -> ${output ? `structuredContent: ${output}` : "?"}`;
 }
 
-/** The index, in a stable order, cut at `maxLines` with a line saying how many were left out. */
-export function bindingIndex(tools: readonly ToolEntry[], maxLines = 40): string[] {
-  const sorted = [...tools].sort((a, b) => a.binding.localeCompare(b.binding));
-  const lines = sorted.slice(0, maxLines).map(indexLine);
-  if (sorted.length > maxLines) lines.push(`… and ${sorted.length - maxLines} more: call openbot_code_api to search them.`);
+export interface IndexBudget {
+  /** Characters of fully typed lines (input hint and output type). Default 700. */
+  typedChars?: number;
+  /** Characters of the names-only lines that follow, grouped by app. Default 500. */
+  namesChars?: number;
+}
+
+/**
+ * The index in the registry's stable order: fully typed lines while they fit `typedChars`, then the
+ * remaining bindings by name, grouped by app, while they fit `namesChars`, then a line saying how many
+ * were left out. Bounded whatever the catalog's size, and the same for the same catalog.
+ */
+export function bindingIndex(tools: readonly ToolEntry[], budget: IndexBudget = {}): string[] {
+  const typedChars = budget.typedChars ?? 700;
+  const namesChars = budget.namesChars ?? 500;
+  const lines: string[] = [];
+  let used = 0;
+  let i = 0;
+  for (; i < tools.length; i++) {
+    const line = indexLine(tools[i]!);
+    if (used + line.length > typedChars) break;
+    lines.push(line);
+    used += line.length + 1;
+  }
+  const rest = tools.slice(i);
+  const byApp = new Map<string, string[]>();
+  for (const t of rest) {
+    const [app = "", capability = ""] = t.binding.split(".");
+    byApp.set(app, [...(byApp.get(app) ?? []), capability]);
+  }
+  let named = 0;
+  used = 0;
+  for (const [app, capabilities] of byApp) {
+    const line = `apps.${app}: ${capabilities.join(", ")}`;
+    if (used + line.length > namesChars) break;
+    lines.push(line);
+    used += line.length + 1;
+    named += capabilities.length;
+  }
+  const left = rest.length - named;
+  if (left > 0) lines.push(`… ${left} more: find them with openbot_code_api.`);
   return lines;
 }
