@@ -14,7 +14,7 @@ const base = `http://127.0.0.1:${PORT}`;
 
 function start(dataDir: string): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
   let output = "";
-  const env = { ...process.env, PORT: String(PORT), HOST: "127.0.0.1", OPENBOT_DATA_DIR: dataDir };
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(PORT), HOST: "127.0.0.1", OPENBOT_DATA_DIR: dataDir };
   delete env.OPENBOT_ADMIN_TOKEN;
   const child = spawn(process.execPath, ["scripts/server.mjs"], { env, stdio: ["ignore", "pipe", "pipe"] });
   child.stdout!.on("data", (d) => (output += d));
