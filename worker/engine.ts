@@ -6,8 +6,8 @@
  * memory is the `memoryMb` cap; see run-session.ts for the run itself and prelude.ts for the guest side.
  */
 import type { EngineLimits, RunInput } from "../contracts/engine";
-import { moduleFor } from "./quickjs-module";
-import { RunSession, type EngineHost, type EngineOutcome } from "./run-session";
+import { evictModule, moduleFor, type SandboxModule } from "./quickjs-module";
+import { prepareContext, RunSession, type EngineHost, type EngineOutcome, type FreshContext } from "./run-session";
 
 export type { EngineHost, EngineOutcome } from "./run-session";
 export { canonicalJson } from "./canonical-json";
@@ -34,8 +34,45 @@ export const CODE_MAX_CHARS = 1 << 20;
 
 /** Loads the QuickJS module (rejects if WebAssembly cannot load it) and returns the engine. */
 export async function loadEngine(options: LoadEngineOptions = {}): Promise<Engine> {
-  await moduleFor(options.preloadMemoryMb ?? 64);
+  prepareSoon(await moduleFor(options.preloadMemoryMb ?? 64));
   return { run: runProgram };
+}
+
+/**
+ * Per module: the fresh context prepared for its next run (see `FreshContext`), the runs in progress, and
+ * whether a preparation is scheduled. A context is prepared only while the module has no run, in a task
+ * of its own after the last run ended, so preparing never delays an outcome nor shares a heap with a
+ * running program; a run that finds none (runs back to back, or another memory size) makes its own.
+ */
+interface ModuleState {
+  fresh: FreshContext | undefined;
+  active: number;
+  scheduled: boolean;
+}
+const states = new WeakMap<SandboxModule, ModuleState>();
+
+function stateOf(module: SandboxModule): ModuleState {
+  let state = states.get(module);
+  if (!state) {
+    state = { fresh: undefined, active: 0, scheduled: false };
+    states.set(module, state);
+  }
+  return state;
+}
+
+function prepareSoon(module: SandboxModule): void {
+  const state = stateOf(module);
+  if (state.scheduled || state.fresh || module.broken) return;
+  state.scheduled = true;
+  setTimeout(() => {
+    state.scheduled = false;
+    if (state.active > 0 || state.fresh || module.broken) return;
+    try {
+      state.fresh = prepareContext(module);
+    } catch {
+      evictModule(module);
+    }
+  }, 0);
 }
 
 async function runProgram(input: RunInput, host: EngineHost): Promise<EngineOutcome> {
@@ -48,10 +85,17 @@ async function runProgram(input: RunInput, host: EngineHost): Promise<EngineOutc
   } catch {
     return unavailable("the sandbox runtime could not be loaded");
   }
+  const state = stateOf(module);
+  const fresh = module.broken ? undefined : state.fresh;
+  state.fresh = undefined;
+  state.active += 1;
   try {
-    return await new RunSession(module, input, host).run();
+    return await new RunSession(module, input, host, fresh).run();
   } catch {
     return unavailable("the sandbox failed");
+  } finally {
+    state.active -= 1;
+    if (state.active === 0) prepareSoon(module);
   }
 }
 

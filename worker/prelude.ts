@@ -2,9 +2,17 @@
  * The guest half of the bridge: JavaScript evaluated in every fresh QuickJS context before the program.
  * It saves the intrinsics it relies on (JSON, Reflect.apply, Object.defineProperty, …) so a program that
  * overwrites them cannot change what crosses the bridge, removes what a program must not have, fixes
- * time, zone and randomness, and builds `apps`, `vault`, `console`, `text` and `json` over three host
- * functions that take and give strings only. It returns `start(code)`, whose promise resolves to one
- * envelope string: "V<json>" (value), "T<length>" (value too large), "E<name: message>" (error).
+ * time, zone and randomness, and builds `apps`, `vault`, `console`, `text` and `json` over host functions
+ * that take and give strings only. It returns `start(code)`, whose promise resolves to one envelope
+ * string: "V<json>" (value), "T<length>" (value too large), "E<name: message>" (error).
+ *
+ * Compiling JavaScript is most of the cost of starting a run (QuickJS parses ~10 KB per ms here), so the
+ * prelude is split: the core (`PRELUDE_SOURCE`) is compiled for every run and holds only what every run
+ * needs; the parts in `PRELUDE_PARTS` (the console/text() inspector and error descriptions, Date strings
+ * and parsing, app-call errors) are compiled into the same context on first use, through `hostLoad`. A
+ * part is a function of `K`, an object of intrinsics the core saved before the program ran, and refers to
+ * nothing else (no global names other than the non-writable `undefined`), so a part compiled after the
+ * program changed globals or prototypes behaves exactly as if it had been compiled up front.
  */
 
 /** Settings the host hands to the prelude, as JSON. */
@@ -21,38 +29,94 @@ export interface PreludeConfig {
   logMax: number;
 }
 
-export const PRELUDE_SOURCE = String.raw`(function (hostCall, hostLog, hostOut, configJson) {
+/** Names of the lazily compiled parts; `hostLoad(name)` evaluates `PRELUDE_PARTS[name]`. */
+export type PreludePart = "inspect" | "date" | "appError";
+
+/**
+ * Intrinsics saved into `K` by the core before the program runs, as [name, expression in the core's
+ * scope]. The core builds `K` from this list and each part unpacks it with object destructuring (own
+ * properties only, so neither iterators nor prototypes of the guest are consulted).
+ */
+const SAVED: readonly (readonly [string, string])[] = [
+  ["apply", "apply"],
+  ["define", "define"],
+  ["ownKeys", "ownKeys"],
+  ["getPrototypeOf", "Object.getPrototypeOf"],
+  ["getOwnPropertyDescriptor", "getOwnPropertyDescriptor"],
+  ["isArray", "Array.isArray"],
+  ["StringCtor", "String"],
+  ["parseIntFn", "parseInt"],
+  ["parseFloatFn", "parseFloat"],
+  ["JSONParse", "JSONParse"],
+  ["JSONStringify", "JSONStringify"],
+  ["ErrorCtor", "Error"],
+  ["TypeErrorCtor", "TypeErrorCtor"],
+  ["RangeErrorCtor", "RangeErrorCtor"],
+  ["ErrorProto", "Error.prototype"],
+  ["ObjectProto", "Object.prototype"],
+  ["PromiseProto", "Promise.prototype"],
+  ["OrigDate", "OrigDate"],
+  ["DateProto", "DateProto"],
+  ["DateParse", "Date.parse"],
+  ["DateGetTime", "DateProto.getTime"],
+  ["DateToISO", "DateProto.toISOString"],
+  ["utc", "utc"],
+  ["RegExpProto", "RegExpProto"],
+  ["RegExpTest", "RegExpProto.test"],
+  ["RegExpExec", "RegExpProto.exec"],
+  ["RegExpToString", "RegExpProto.toString"],
+  ["StrIndexOf", "StrIndexOf"],
+  ["StrSlice", "StrSlice"],
+  ["StrReplace", "StrProto.replace"],
+  ["SymbolToString", "Symbol.prototype.toString"],
+  ["FunctionToString", "Function.prototype.toString"],
+  ["MapProto", "MapProto"],
+  ["MapForEach", "MapProto.forEach"],
+  ["MapSize", 'getOwnPropertyDescriptor(MapProto, "size").get'],
+  ["SetCtor", "Set"],
+  ["SetProto", "SetProto"],
+  ["SetAdd", "SetProto.add"],
+  ["SetHas", "SetProto.has"],
+  ["SetDelete", "SetProto.delete"],
+  ["SetForEach", "SetProto.forEach"],
+  ["SetSize", 'getOwnPropertyDescriptor(SetProto, "size").get'],
+  ["TypedArrayProto", "TypedArrayProto"],
+  ["TypedArrayLength", 'getOwnPropertyDescriptor(TypedArrayProto, "length").get'],
+  ["TypedArrayTag", "getOwnPropertyDescriptor(TypedArrayProto, Symbol.toStringTag).get"],
+];
+
+const SAVED_OBJECT = `{ ${SAVED.map(([name, expr]) => (name === expr ? name : `${name}: ${expr}`)).join(", ")} }`;
+
+/** The start of every part: strict mode, and `K` unpacked into the names the part uses. */
+function part(names: string[], body: string): string {
+  for (const name of names) {
+    if (!SAVED.some(([saved]) => saved === name)) throw new Error(`prelude part uses unsaved intrinsic ${name}`);
+  }
+  return `(function (K) {\n"use strict";\nconst { ${names.join(", ")} } = K;\n${body}\n})`;
+}
+
+export const PRELUDE_SOURCE = String.raw`(function (hostCall, hostLog, hostOut, hostLoad, configJson) {
 "use strict";
-const G = globalThis;
-const JSONParse = JSON.parse, JSONStringify = JSON.stringify;
-const apply = Reflect.apply, ownKeys = Reflect.ownKeys;
+const G = globalThis, apply = Reflect.apply, ownKeys = Reflect.ownKeys, JSONParse = JSON.parse, JSONStringify = JSON.stringify;
 const ObjectCreate = Object.create, defineProperty = Object.defineProperty, freeze = Object.freeze;
-const getPrototypeOf = Object.getPrototypeOf, getOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
-const isArray = Array.isArray, StringCtor = String, NumberIsInteger = Number.isInteger;
-const ErrorCtor = Error, TypeErrorCtor = TypeError, RangeErrorCtor = RangeError;
-const ErrorProto = Error.prototype, DateProto = Date.prototype, RegExpProto = RegExp.prototype;
-const MapProto = Map.prototype, SetProto = Set.prototype;
-const MapCtor = Map, MapGet = MapProto.get, MapSet = MapProto.set, MapHas = MapProto.has;
-const MapForEach = MapProto.forEach, SetForEach = SetProto.forEach;
-const SetCtor = Set, SetAdd = SetProto.add, SetHas = SetProto.has, SetDelete = SetProto.delete;
-const MapSize = getOwnPropertyDescriptor(MapProto, "size").get, SetSize = getOwnPropertyDescriptor(SetProto, "size").get;
-const TypedArrayProto = getPrototypeOf(Uint8Array.prototype);
-const TypedArrayLength = getOwnPropertyDescriptor(TypedArrayProto, "length").get;
-const TypedArrayTag = getOwnPropertyDescriptor(TypedArrayProto, Symbol.toStringTag).get;
-const StrIndexOf = StringCtor.prototype.indexOf, StrSlice = StringCtor.prototype.slice;
-const StrReplace = StringCtor.prototype.replace, RegExpTest = RegExpProto.test;
-const SymbolToString = Symbol.prototype.toString, FunctionToString = Function.prototype.toString;
-const DateToISO = DateProto.toISOString, DateGetTime = DateProto.getTime, RegExpToString = RegExpProto.toString;
-const PromiseCtor = Promise, PromiseReject = Promise.reject;
-const AsyncFunction = (async function () {}).constructor;
+const getOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
+const StrProto = String.prototype, StrIndexOf = StrProto.indexOf, StrSlice = StrProto.slice;
+const TypeErrorCtor = TypeError, RangeErrorCtor = RangeError, PromiseCtor = Promise, PromiseReject = Promise.reject;
+const MapCtor = Map, MapProto = Map.prototype, MapHas = MapProto.has, MapSet = MapProto.set, SetProto = Set.prototype;
+const OrigDate = Date, DateProto = Date.prototype, RegExpProto = RegExp.prototype, construct = Reflect.construct;
+const TypedArrayProto = Object.getPrototypeOf(Uint8Array.prototype), AsyncFunction = (async function () {}).constructor;
+const utc = ObjectCreate(null);
+const K = ${SAVED_OBJECT};
 const config = JSONParse(configJson);
 
 for (const name of ["SharedArrayBuffer", "Atomics", "WeakRef", "FinalizationRegistry", "WebAssembly"]) delete G[name];
 
 function define(target, key, value, enumerable) {
-  defineProperty(target, key, { value: value, writable: true, enumerable: enumerable, configurable: true });
+  defineProperty(target, key, { __proto__: null, value: value, writable: true, enumerable: enumerable, configurable: true });
 }
 function sliceStr(s, a, b) { return apply(StrSlice, s, [a, b]); }
+const loaded = ObjectCreate(null);
+function lazy(name) { return loaded[name] || (loaded[name] = hostLoad(name)(K)); }
 
 // Randomness: sfc32 seeded from the run's seed.
 let ra = config.seed >>> 0, rb = (config.seed / 4294967296) >>> 0, rc = 0x9e3779b9, rd = 0x243f6a88;
@@ -66,12 +130,7 @@ for (let i = 0; i < 12; i++) sfc32();
 define(Math, "random", function random() { return sfc32(); }, false);
 
 // Time: fixed instant, and every local-time view is UTC so hosts in different zones agree.
-const OrigDate = Date, fixedTime = config.time, DateUTC = Date.UTC, DateParse = Date.parse;
-const isoLocal = /^(\d{4}|[+-]\d{6})-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?$/;
-function parseUTC(s) {
-  s = StringCtor(s);
-  return apply(DateParse, OrigDate, [apply(RegExpTest, isoLocal, [s]) ? s + "Z" : s]);
-}
+const fixedTime = config.time, DateUTC = Date.UTC;
 function FixedDate() {
   const n = arguments.length;
   if (new.target === undefined) return apply(DateProto.toString, new OrigDate(fixedTime), []);
@@ -79,55 +138,133 @@ function FixedDate() {
   if (n === 0) t = fixedTime;
   else if (n === 1) {
     const v = arguments[0];
-    t = typeof v === "string" ? parseUTC(v) : v;
+    t = typeof v === "string" ? lazy("date").parseUTC(v) : v;
   } else t = apply(DateUTC, OrigDate, arguments);
-  return Reflect.construct(OrigDate, [t], new.target);
+  return construct(OrigDate, [t], new.target);
 }
 defineProperty(FixedDate, "prototype", { value: DateProto, writable: false });
 define(DateProto, "constructor", FixedDate, false);
 define(FixedDate, "now", function now() { return fixedTime; }, false);
 define(FixedDate, "UTC", DateUTC, false);
-define(FixedDate, "parse", function parse(s) { return parseUTC(s); }, false);
+define(FixedDate, "parse", function parse(s) { return lazy("date").parseUTC(s); }, false);
 for (const part of ["FullYear", "Month", "Date", "Day", "Hours", "Minutes", "Seconds", "Milliseconds"]) {
-  define(DateProto, "get" + part, DateProto["getUTC" + part], false);
+  define(DateProto, "get" + part, utc[part] = DateProto["getUTC" + part], false);
   if (part !== "Day") define(DateProto, "set" + part, DateProto["setUTC" + part], false);
 }
-define(DateProto, "getTimezoneOffset", function getTimezoneOffset() { apply(DateGetTime, this, []); return 0; }, false);
-define(DateProto, "getYear", function getYear() { return apply(DateProto.getUTCFullYear, this, []) - 1900; }, false);
-const DAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
-const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
-function pad(n, w) { let s = StringCtor(n); while (s.length < w) s = "0" + s; return s; }
-function parts(d) {
-  const t = apply(DateGetTime, d, []);
-  if (t !== t) return null;
-  const u = new OrigDate(t);
-  return {
-    y: apply(DateProto.getUTCFullYear, u, []), mo: apply(DateProto.getUTCMonth, u, []),
-    d: apply(DateProto.getUTCDate, u, []), wd: apply(DateProto.getUTCDay, u, []),
-    h: apply(DateProto.getUTCHours, u, []), mi: apply(DateProto.getUTCMinutes, u, []),
-    s: apply(DateProto.getUTCSeconds, u, []),
-  };
+define(DateProto, "getTimezoneOffset", function getTimezoneOffset() { apply(DateProto.getTime, this, []); return 0; }, false);
+define(DateProto, "getYear", function getYear() { return apply(utc.FullYear, this, []) - 1900; }, false);
+for (const name of ["toString", "toDateString", "toTimeString", "toLocaleString", "toLocaleDateString", "toLocaleTimeString"]) {
+  define(DateProto, name, { [name]() { return lazy("date").format(name, this); } }[name], false);
 }
-function yearStr(y) { return y < 0 ? "-" + pad(-y, 6) : pad(y, 4); }
-function dateStr(p) { return DAYS[p.wd] + " " + MONTHS[p.mo] + " " + pad(p.d, 2) + " " + yearStr(p.y); }
-function timeStr(p) { return pad(p.h, 2) + ":" + pad(p.mi, 2) + ":" + pad(p.s, 2) + " GMT+0000"; }
-function localeDate(p) { return pad(p.mo + 1, 2) + "/" + pad(p.d, 2) + "/" + yearStr(p.y); }
-function localeTime(p) {
-  const h12 = p.h % 12 === 0 ? 12 : p.h % 12;
-  return pad(h12, 2) + ":" + pad(p.mi, 2) + ":" + pad(p.s, 2) + (p.h < 12 ? " AM" : " PM");
-}
-function dateMethod(name, f) {
-  define(DateProto, name, { [name]() { const p = parts(this); return p === null ? "Invalid Date" : f(p); } }[name], false);
-}
-dateMethod("toString", function (p) { return dateStr(p) + " " + timeStr(p); });
-dateMethod("toDateString", dateStr);
-dateMethod("toTimeString", timeStr);
-dateMethod("toLocaleString", function (p) { return localeDate(p) + ", " + localeTime(p); });
-dateMethod("toLocaleDateString", localeDate);
-dateMethod("toLocaleTimeString", localeTime);
 define(G, "Date", FixedDate, false);
 
-// Inspection for console and text(): Node-like, single line when short, depth 2, getters not run.
+// Console, text(), json(). Strings, numbers, booleans, null and undefined need no inspector.
+function format(args, left) {
+  let out = "";
+  for (let i = 0; i < args.length; i++) {
+    const v = args[i], t = typeof v;
+    if (t === "string" ? i === 0 && apply(StrIndexOf, v, ["%"]) !== -1
+      : !(t === "number" || t === "boolean" || t === "undefined" || v === null) || (v === 0 && 1 / v < 0)) {
+      return lazy("inspect").format(args, left);
+    }
+    out += (i ? " " : "") + v;
+  }
+  return out;
+}
+let logLeft = config.logMax;
+const consoleObj = {};
+for (const level of ["log", "info", "warn", "error", "debug"]) {
+  const to = level === "debug" ? "log" : level;
+  define(consoleObj, level, { [to]: function () {
+    if (logLeft <= 0) return;
+    const text = format(arguments, logLeft);
+    logLeft = hostLog(to, text);
+  } }[to], true);
+}
+define(G, "console", consoleObj, false);
+define(G, "text", function text(value) { hostOut("text", typeof value === "string" ? value : format([value], config.valueMax)); }, false);
+define(G, "json", function json(value) {
+  const s = JSONStringify(value);
+  hostOut("json", s === undefined ? "null" : s);
+}, false);
+
+// apps and vault.
+const bindingSet = new MapCtor();
+function invoke(name, args) {
+  return (async function () {
+    let s = "{}";
+    if (args !== undefined) {
+      s = JSONStringify(args);
+      if (typeof s !== "string") throw new TypeErrorCtor("arguments of apps." + name + " are not JSON-compatible");
+    }
+    if (s.length > config.argsMax) {
+      throw new RangeErrorCtor("arguments of apps." + name + " are too large (" + s.length + " characters, limit " + config.argsMax + ")");
+    }
+    let raw;
+    try { raw = await hostCall(name, s); } catch (envelope) { throw lazy("appError")(envelope); }
+    return JSONParse(raw);
+  })();
+}
+const callFn = { call(name, args) {
+  if (typeof name !== "string" || !apply(MapHas, bindingSet, [name])) {
+    const shown = typeof name === "string" ? JSONStringify(sliceStr(name, 0, 200)) : typeof name;
+    return apply(PromiseReject, PromiseCtor, [new TypeErrorCtor("apps.call: unknown binding " + shown)]);
+  }
+  return invoke(name, args);
+} }.call;
+const apps = ObjectCreate(null);
+define(apps, "call", callFn, false);
+for (const name of config.bindings) {
+  const dot = apply(StrIndexOf, name, ["."]);
+  if (dot <= 0 || dot === name.length - 1) continue;
+  const conn = sliceStr(name, 0, dot), cap = sliceStr(name, dot + 1);
+  apply(MapSet, bindingSet, [name, true]);
+  let holder = conn === "call" ? callFn : getOwnPropertyDescriptor(apps, conn);
+  if (holder === undefined) { define(apps, conn, ObjectCreate(null), true); holder = apps[conn]; }
+  else if (holder !== callFn) holder = holder.value;
+  try { define(holder, cap, { [cap](args) { return invoke(name, args); } }[cap], true); } catch (e) {}
+}
+for (const key of ownKeys(apps)) freeze(apps[key]);
+freeze(apps);
+const vault = ObjectCreate(null);
+for (const name of config.vaultNames) {
+  const slash = apply(StrIndexOf, name, ["/"]);
+  const ref = "\u27E6vault:" + name + "\u27E7";
+  if (slash < 0) { if (getOwnPropertyDescriptor(vault, name) === undefined) define(vault, name, ref, true); continue; }
+  const group = sliceStr(name, 0, slash), key = sliceStr(name, slash + 1);
+  let d = getOwnPropertyDescriptor(vault, group);
+  if (d === undefined) { define(vault, group, ObjectCreate(null), true); d = getOwnPropertyDescriptor(vault, group); }
+  if (typeof d.value === "object") define(d.value, key, ref, true);
+}
+for (const key of ownKeys(vault)) if (typeof vault[key] === "object") freeze(vault[key]);
+freeze(vault);
+define(G, "apps", apps, false);
+define(G, "vault", vault, false);
+
+return function start(code) {
+  return (async function () {
+    let fn;
+    try { fn = new AsyncFunction(code); } catch (e) { return "E" + lazy("inspect").describe(e, true); }
+    let value, s;
+    try { value = await apply(fn, undefined, []); } catch (e) { return "E" + lazy("inspect").describe(e, false); }
+    try { s = JSONStringify(value); } catch (e) { return "E" + lazy("inspect").describe(e, false); }
+    if (s === undefined) s = "null";
+    if (s.length > config.valueMax) return "T" + s.length;
+    return "V" + s;
+  })();
+};
+})`;
+
+/** Inspection for console and text(): Node-like, single line when short, depth 2, getters not run. */
+const INSPECT_PART = part(
+  [
+    "apply", "define", "ownKeys", "getPrototypeOf", "getOwnPropertyDescriptor", "isArray", "StringCtor", "parseIntFn",
+    "parseFloatFn", "JSONStringify", "ErrorProto", "ObjectProto", "PromiseProto", "DateProto", "DateGetTime", "DateToISO",
+    "RegExpProto", "RegExpTest", "RegExpExec", "RegExpToString", "StrIndexOf", "StrSlice", "StrReplace", "SymbolToString",
+    "FunctionToString", "MapProto", "MapForEach", "MapSize", "SetCtor", "SetProto", "SetAdd", "SetHas", "SetDelete",
+    "SetForEach", "SetSize", "TypedArrayProto", "TypedArrayLength", "TypedArrayTag",
+  ],
+  String.raw`function sliceStr(s, a, b) { return apply(StrSlice, s, [a, b]); }
 const identRe = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 function quote(s) {
   return "'" + apply(StrReplace, s, [/[\\'\n\r\t]/g, function (c) {
@@ -229,7 +366,7 @@ function inspectObject(v, depth, seen, indent, budget) {
     if (n > 100) define(items, items.length, "... " + (n - 100) + " more items", true);
     return join(apply(TypedArrayTag, v, []) + "(" + n + ") [", items, "]", indent);
   }
-  if (isInstance(v, PromiseCtor.prototype)) return "Promise {}";
+  if (isInstance(v, PromiseProto)) return "Promise {}";
   const arr = isArray(v);
   if (depth > 2) return arr ? "[Array]" : "[Object]";
   const keys = ownKeys(v);
@@ -257,7 +394,7 @@ function inspectObject(v, depth, seen, indent, budget) {
   const proto = getPrototypeOf(v);
   open = "{";
   if (proto === null) open = "[Object: null prototype] {";
-  else if (proto !== Object.prototype) {
+  else if (proto !== ObjectProto) {
     const cd = getOwnPropertyDescriptor(proto, "constructor");
     const name = cd && typeof cd.value === "function" ? fnName(cd.value) : "";
     if (name && name !== "Object") open = name + " {";
@@ -279,8 +416,8 @@ function format(args, left) {
         else if (a < args.length) {
           const v = args[a];
           if (c === "s") rep = typeof v === "string" ? v : inspect(v, 1, new SetCtor(), "", budget);
-          else if (c === "d" || c === "i") rep = typeof v === "bigint" ? StringCtor(v) + "n" : StringCtor(c === "i" ? parseInt(v) : +v);
-          else if (c === "f") rep = StringCtor(parseFloat(v));
+          else if (c === "d" || c === "i") rep = typeof v === "bigint" ? StringCtor(v) + "n" : StringCtor(c === "i" ? parseIntFn(v) : +v);
+          else if (c === "f") rep = StringCtor(parseFloatFn(v));
           else if (c === "j") { try { rep = StringCtor(JSONStringify(v)); } catch (e) { rep = "[Circular]"; } }
           else if (c === "o" || c === "O" || c === "c") rep = c === "c" ? "" : inspect(v, 1, new SetCtor(), "", budget);
           if (rep !== null && c !== "%") a++;
@@ -297,37 +434,7 @@ function format(args, left) {
   for (let j = 0; j < args.length; j++) out += (j ? " " : "") + inspect(args[j], 0, new SetCtor(), "", budget);
   return out;
 }
-
-// Console, text(), json().
-let logLeft = config.logMax;
-function logAt(level) {
-  return { [level]: function () {
-    if (logLeft <= 0) return;
-    const text = format(arguments, logLeft);
-    logLeft = hostLog(level, text);
-  } }[level];
-}
-const consoleObj = ObjectCreate(Object.prototype);
-for (const level of ["log", "info", "warn", "error"]) define(consoleObj, level, logAt(level), true);
-define(consoleObj, "debug", logAt("log"), true);
-define(G, "console", consoleObj, false);
-define(G, "text", function text(value) { hostOut("text", typeof value === "string" ? value : format([value], config.valueMax)); }, false);
-define(G, "json", function json(value) {
-  const s = JSONStringify(value);
-  hostOut("json", s === undefined ? "null" : s);
-}, false);
-
-// Errors as the program sees them, and as the host is told about uncaught ones.
-function appError(envelope) {
-  let o;
-  try { o = JSONParse(envelope); } catch (e) { o = null; }
-  if (o === null || typeof o !== "object") o = { name: "AppCallFailed", message: "call failed", details: {} };
-  const Ctor = o.name === "TypeError" ? TypeErrorCtor : o.name === "RangeError" ? RangeErrorCtor : ErrorCtor;
-  const e = new Ctor(StringCtor(o.message));
-  if (Ctor === ErrorCtor) define(e, "name", StringCtor(o.name), false);
-  if (o.details !== undefined) define(e, "details", o.details, true);
-  return e;
-}
+// How the host is told about an uncaught error; compile errors get the program's line and column.
 function describe(e, compile) {
   try {
     if (e !== null && (typeof e === "object" || typeof e === "function") && isInstance(e, ErrorProto)) {
@@ -336,7 +443,7 @@ function describe(e, compile) {
       try { message = StringCtor(e.message); } catch (x) {}
       let text = message ? name + ": " + message : name;
       if (compile && typeof e.lineNumber === "number") {
-        const m = /<input>:(\d+):(\d+)/.exec(StringCtor(e.stack));
+        const m = apply(RegExpExec, /<input>:(\d+):(\d+)/, [StringCtor(e.stack)]);
         text += " (line " + (e.lineNumber - 2) + (m ? ", column " + m[2] : "") + ")";
       }
       return sliceStr(text, 0, 4000);
@@ -346,70 +453,71 @@ function describe(e, compile) {
     return "Error: the program threw a value that cannot be described";
   }
 }
+return { __proto__: null, format: format, describe: describe };`,
+);
 
-// apps and vault.
-const bindingSet = new MapCtor();
-function invoke(name, args) {
-  return (async function () {
-    let s = "{}";
-    if (args !== undefined) {
-      s = JSONStringify(args);
-      if (typeof s !== "string") throw new TypeErrorCtor("arguments of apps." + name + " are not JSON-compatible");
-    }
-    if (s.length > config.argsMax) {
-      throw new RangeErrorCtor("arguments of apps." + name + " are too large (" + s.length + " characters, limit " + config.argsMax + ")");
-    }
-    let raw;
-    try { raw = await hostCall(name, s); } catch (envelope) { throw appError(envelope); }
-    return JSONParse(raw);
-  })();
+/** Date strings (every local-time view is UTC) and parsing of ISO local times as UTC. */
+const DATE_PART = part(
+  ["apply", "StringCtor", "OrigDate", "DateParse", "DateGetTime", "RegExpTest", "utc"],
+  String.raw`const isoLocal = /^(\d{4}|[+-]\d{6})-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?$/;
+function parseUTC(s) {
+  s = StringCtor(s);
+  return apply(DateParse, OrigDate, [apply(RegExpTest, isoLocal, [s]) ? s + "Z" : s]);
 }
-const callFn = { call(name, args) {
-  if (typeof name !== "string" || !apply(MapHas, bindingSet, [name])) {
-    const shown = typeof name === "string" ? JSONStringify(sliceStr(name, 0, 200)) : typeof name;
-    return apply(PromiseReject, PromiseCtor, [new TypeErrorCtor("apps.call: unknown binding " + shown)]);
-  }
-  return invoke(name, args);
-} }.call;
-const apps = ObjectCreate(null);
-define(apps, "call", callFn, false);
-for (const name of config.bindings) {
-  const dot = apply(StrIndexOf, name, ["."]);
-  if (dot <= 0 || dot === name.length - 1) continue;
-  const conn = sliceStr(name, 0, dot), cap = sliceStr(name, dot + 1);
-  apply(MapSet, bindingSet, [name, true]);
-  let holder = conn === "call" ? callFn : getOwnPropertyDescriptor(apps, conn);
-  if (holder === undefined) { define(apps, conn, ObjectCreate(null), true); holder = apps[conn]; }
-  else if (holder !== callFn) holder = holder.value;
-  try { define(holder, cap, { [cap](args) { return invoke(name, args); } }[cap], true); } catch (e) {}
+const DAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+function pad(n, w) { let s = StringCtor(n); while (s.length < w) s = "0" + s; return s; }
+function parts(d) {
+  const t = apply(DateGetTime, d, []);
+  if (t !== t) return null;
+  const u = new OrigDate(t);
+  return {
+    y: apply(utc.FullYear, u, []), mo: apply(utc.Month, u, []), d: apply(utc.Date, u, []), wd: apply(utc.Day, u, []),
+    h: apply(utc.Hours, u, []), mi: apply(utc.Minutes, u, []), s: apply(utc.Seconds, u, []),
+  };
 }
-for (const key of ownKeys(apps)) freeze(apps[key]);
-freeze(apps);
-const vault = ObjectCreate(null);
-for (const name of config.vaultNames) {
-  const slash = apply(StrIndexOf, name, ["/"]);
-  const ref = "\u27E6vault:" + name + "\u27E7";
-  if (slash < 0) { if (getOwnPropertyDescriptor(vault, name) === undefined) define(vault, name, ref, true); continue; }
-  const group = sliceStr(name, 0, slash), key = sliceStr(name, slash + 1);
-  let d = getOwnPropertyDescriptor(vault, group);
-  if (d === undefined) { define(vault, group, ObjectCreate(null), true); d = getOwnPropertyDescriptor(vault, group); }
-  if (typeof d.value === "object") define(d.value, key, ref, true);
+function yearStr(y) { return y < 0 ? "-" + pad(-y, 6) : pad(y, 4); }
+function dateStr(p) { return DAYS[p.wd] + " " + MONTHS[p.mo] + " " + pad(p.d, 2) + " " + yearStr(p.y); }
+function timeStr(p) { return pad(p.h, 2) + ":" + pad(p.mi, 2) + ":" + pad(p.s, 2) + " GMT+0000"; }
+function localeDate(p) { return pad(p.mo + 1, 2) + "/" + pad(p.d, 2) + "/" + yearStr(p.y); }
+function localeTime(p) {
+  const h12 = p.h % 12 === 0 ? 12 : p.h % 12;
+  return pad(h12, 2) + ":" + pad(p.mi, 2) + ":" + pad(p.s, 2) + (p.h < 12 ? " AM" : " PM");
 }
-for (const key of ownKeys(vault)) if (typeof vault[key] === "object") freeze(vault[key]);
-freeze(vault);
-define(G, "apps", apps, false);
-define(G, "vault", vault, false);
-
-return function start(code) {
-  return (async function () {
-    let fn;
-    try { fn = new AsyncFunction(code); } catch (e) { return "E" + describe(e, true); }
-    let value, s;
-    try { value = await apply(fn, undefined, []); } catch (e) { return "E" + describe(e, false); }
-    try { s = JSONStringify(value); } catch (e) { return "E" + describe(e, false); }
-    if (s === undefined) s = "null";
-    if (s.length > config.valueMax) return "T" + s.length;
-    return "V" + s;
-  })();
+const formats = {
+  __proto__: null,
+  toString: function (p) { return dateStr(p) + " " + timeStr(p); },
+  toDateString: dateStr,
+  toTimeString: timeStr,
+  toLocaleString: function (p) { return localeDate(p) + ", " + localeTime(p); },
+  toLocaleDateString: localeDate,
+  toLocaleTimeString: localeTime,
 };
-})`;
+function format(name, d) {
+  const p = parts(d);
+  return p === null ? "Invalid Date" : formats[name](p);
+}
+return { __proto__: null, parseUTC: parseUTC, format: format };`,
+);
+
+/** The error a failed app call rejects with, from the host's JSON envelope. */
+const APP_ERROR_PART = part(
+  ["define", "StringCtor", "JSONParse", "ErrorCtor", "TypeErrorCtor", "RangeErrorCtor"],
+  String.raw`return function appError(envelope) {
+  let o;
+  try { o = JSONParse(envelope); } catch (e) { o = null; }
+  if (o === null || typeof o !== "object") o = { name: "AppCallFailed", message: "call failed", details: {} };
+  const Ctor = o.name === "TypeError" ? TypeErrorCtor : o.name === "RangeError" ? RangeErrorCtor : ErrorCtor;
+  const e = new Ctor(StringCtor(o.message));
+  if (Ctor === ErrorCtor) define(e, "name", StringCtor(o.name), false);
+  if (o.details !== undefined) define(e, "details", o.details, true);
+  return e;
+};`,
+);
+
+/** Sources of the lazily compiled parts, each a function expression taking `K`. */
+export const PRELUDE_PARTS: Readonly<Record<PreludePart, string>> = {
+  inspect: INSPECT_PART,
+  date: DATE_PART,
+  appError: APP_ERROR_PART,
+};

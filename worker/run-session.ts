@@ -20,7 +20,7 @@ import type {
 } from "../contracts/engine";
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten-core";
 import { canonicalJson, truncateUtf8, utf8Length } from "./canonical-json";
-import { PRELUDE_SOURCE, type PreludeConfig } from "./prelude";
+import { PRELUDE_PARTS, PRELUDE_SOURCE, type PreludeConfig, type PreludePart } from "./prelude";
 import { evictModule, type SandboxModule } from "./quickjs-module";
 import { ReplaySchedule } from "./replay";
 
@@ -56,6 +56,50 @@ const now: () => number =
   typeof performance !== "undefined" && typeof performance.now === "function"
     ? () => performance.now()
     : () => Date.now();
+
+/**
+ * A new runtime and context with the prelude's core compiled but not yet run: what every run starts
+ * from. Compiling is most of the cost of starting a run, so the engine prepares one while it is idle
+ * (engine.ts) and hands it to exactly one run, which disposes it; nothing in it has seen a program.
+ */
+export interface FreshContext {
+  runtime: QuickJSRuntime;
+  context: QuickJSContext;
+  /** The core's function value (`PRELUDE_SOURCE` evaluated). */
+  prelude: QuickJSHandle;
+}
+
+/** Creates a `FreshContext` in `module`, or undefined if its heap cannot take one right now. */
+export function prepareContext(module: SandboxModule): FreshContext | undefined {
+  if (module.broken || !module.canAllocate(PRELUDE_SOURCE.length * 5 + 65536)) return undefined;
+  const runtime = module.quickjs.newRuntime();
+  let context: QuickJSContext | undefined;
+  try {
+    runtime.setMaxStackSize(MAX_STACK_BYTES);
+    context = runtime.newContext();
+    return { runtime, context, prelude: compilePrelude(context) };
+  } catch (error) {
+    context?.dispose();
+    runtime.dispose();
+    throw error;
+  }
+}
+
+/** Disposes a prepared context that no run took. */
+export function disposeFresh(fresh: FreshContext): void {
+  fresh.prelude.dispose();
+  fresh.context.dispose();
+  fresh.runtime.dispose();
+}
+
+function compilePrelude(ctx: QuickJSContext): QuickJSHandle {
+  const prelude = ctx.evalCode(PRELUDE_SOURCE, "prelude.js", { type: "global", strict: true });
+  if (prelude.error) {
+    prelude.error.dispose();
+    throw new Error("the sandbox prelude failed to load");
+  }
+  return prelude.value;
+}
 
 class SandboxMemoryError extends Error {
   override name = "SandboxMemoryError";
@@ -108,6 +152,8 @@ export class RunSession {
     private readonly module: SandboxModule,
     private readonly input: RunInput,
     private readonly host: EngineHost,
+    /** A context prepared ahead of the run by `prepareContext` (for this run only); made here if absent. */
+    private fresh?: FreshContext,
   ) {
     this.limits = input.limits;
     this.bindings = new Set(input.bindings);
@@ -118,7 +164,11 @@ export class RunSession {
   async run(): Promise<EngineOutcome> {
     const signal = this.host.signal;
     const onAbort = () => this.stop({ reason: "Cancelled", message: "the run was cancelled" });
-    if (signal?.aborted) return this.outcomeNow({ reason: "Cancelled", message: "the run was cancelled" });
+    if (signal?.aborted) {
+      if (this.fresh) disposeFresh(this.fresh);
+      this.fresh = undefined;
+      return this.outcomeNow({ reason: "Cancelled", message: "the run was cancelled" });
+    }
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
       this.host.onBusy?.(true);
@@ -136,13 +186,22 @@ export class RunSession {
   }
 
   private setUp(): void {
-    const quickjs = this.module.quickjs;
-    const runtime = quickjs.newRuntime();
-    this.runtime = runtime;
-    runtime.setMaxStackSize(MAX_STACK_BYTES);
+    const fresh = this.fresh;
+    this.fresh = undefined;
+    let prelude: QuickJSHandle | undefined;
+    if (fresh) {
+      this.runtime = fresh.runtime;
+      this.context = fresh.context;
+      prelude = fresh.prelude;
+    } else {
+      const runtime = this.module.quickjs.newRuntime();
+      this.runtime = runtime;
+      runtime.setMaxStackSize(MAX_STACK_BYTES);
+      this.context = runtime.newContext();
+    }
+    const runtime = this.runtime;
+    const ctx = this.context;
     runtime.setInterruptHandler(() => this.shouldInterrupt());
-    const ctx = runtime.newContext();
-    this.context = ctx;
     const config: PreludeConfig = {
       bindings: this.input.bindings,
       vaultNames: this.input.vaultNames,
@@ -153,33 +212,36 @@ export class RunSession {
       logMax: this.limits.outputBytes,
     };
     const configJson = JSON.stringify(config);
-    this.requireHeap(PRELUDE_SOURCE.length + configJson.length + this.input.code.length);
-    this.slice(() => {
-      const prelude = ctx.evalCode(PRELUDE_SOURCE, "prelude.js", { type: "global", strict: true });
-      if (prelude.error) {
-        prelude.error.dispose();
-        throw new Error("the sandbox prelude failed to load");
-      }
-      const fns = [
-        ctx.newFunction("hostCall", (binding, args) => this.onGuestCall(binding, args)),
-        ctx.newFunction("hostLog", (level, text) => this.onGuestLog(level, text)),
-        ctx.newFunction("hostOut", (kind, text) => this.onGuestOutput(kind, text)),
-        ctx.newString(configJson),
-      ];
-      const start = ctx.callFunction(prelude.value, ctx.undefined, fns);
-      prelude.value.dispose();
-      for (const handle of fns) handle.dispose();
-      if (start.error) {
-        start.error.dispose();
-        throw new Error("the sandbox prelude failed to start");
-      }
-      const code = ctx.newString(this.input.code);
-      const program = ctx.callFunction(start.value, ctx.undefined, code);
-      code.dispose();
-      start.value.dispose();
-      if (program.error) this.failFromHandle(program.error);
-      else this.program = program.value;
-    });
+    try {
+      this.requireHeap((prelude ? 0 : PRELUDE_SOURCE.length) + configJson.length + this.input.code.length);
+      this.slice(() => this.startProgram(ctx, (prelude ??= compilePrelude(ctx)), configJson));
+    } finally {
+      if (prelude?.alive) prelude.dispose();
+    }
+  }
+
+  /** Runs the prelude's core with this run's settings and host functions, then starts the program. */
+  private startProgram(ctx: QuickJSContext, prelude: QuickJSHandle, configJson: string): void {
+    const fns = [
+      ctx.newFunction("hostCall", (binding, args) => this.onGuestCall(binding, args)),
+      ctx.newFunction("hostLog", (level, text) => this.onGuestLog(level, text)),
+      ctx.newFunction("hostOut", (kind, text) => this.onGuestOutput(kind, text)),
+      ctx.newFunction("hostLoad", (name) => this.onGuestLoad(name)),
+      ctx.newString(configJson),
+    ];
+    const start = ctx.callFunction(prelude, ctx.undefined, fns);
+    prelude.dispose();
+    for (const handle of fns) handle.dispose();
+    if (start.error) {
+      start.error.dispose();
+      throw new Error("the sandbox prelude failed to start");
+    }
+    const code = ctx.newString(this.input.code);
+    const program = ctx.callFunction(start.value, ctx.undefined, code);
+    code.dispose();
+    start.value.dispose();
+    if (program.error) this.failFromHandle(program.error);
+    else this.program = program.value;
   }
 
   /** Runs guest jobs, dispatches calls and delivers recorded outcomes until the run must wait or ends. */
@@ -579,6 +641,21 @@ export class RunSession {
     if (kind === "json") this.output.push({ type: "json", value: JSON.parse(text) as unknown });
     else this.output.push({ type: "text", text });
     return undefined;
+  }
+
+  // Lazily compiled prelude parts ----------------------------------------------------------------
+
+  /** Compiles one part of the prelude into the context; only the prelude's core holds this function. */
+  private onGuestLoad(nameHandle: QuickJSHandle): QuickJSHandle {
+    const ctx = this.context as QuickJSContext;
+    const name = ctx.typeof(nameHandle) === "string" ? ctx.getString(nameHandle) : "";
+    if (!Object.hasOwn(PRELUDE_PARTS, name)) throw new Error("unknown prelude part");
+    const source = PRELUDE_PARTS[name as PreludePart];
+    this.requireHeap(source.length);
+    const result = ctx.evalCode(source, `${name}.js`, { type: "global", strict: true });
+    // A failure (out of memory, stack overflow) is thrown into the guest as the handle it is.
+    if (result.error) throw result.error;
+    return result.value;
   }
 
   // Memory guards ---------------------------------------------------------------------------------
