@@ -2,11 +2,10 @@
  * Web Worker entry of the sandbox: adapts the worker global's postMessage to the shared worker host.
  * The page creates it through browser-port.ts (`new URL("./browser-worker.ts", import.meta.url)`).
  */
-import type { FromWorker } from "../contracts/worker-protocol";
-import { serveEngine } from "./worker-host";
+import { serveEngine, type WorkerMessage } from "./worker-host";
 
 interface WorkerScope {
-  postMessage(message: FromWorker): void;
+  postMessage(message: WorkerMessage): void;
   addEventListener(type: "message", listener: (event: MessageEvent) => void): void;
 }
 

@@ -8,8 +8,25 @@ import type { HostCallAnswer } from "../contracts/engine";
 import { isToWorker, type FromWorker, type ToWorker } from "../contracts/worker-protocol";
 import { loadEngine, type Engine } from "./engine";
 
+/**
+ * "ready" as this worker sends it: with `error` set, the engine could not load and every run on this
+ * worker fails `Unavailable`, so the driver need not wait out its ready timeout. `error` is an optional
+ * member beyond contracts/worker-protocol.ts; a driver that ignores it treats the worker as ready and gets
+ * `Unavailable` for each run (the "run" handler below).
+ */
+export type WorkerReady = { type: "ready"; error?: string };
+export type WorkerMessage = FromWorker | WorkerReady;
+
+/** The load error a "ready" message reports, or undefined when the worker is usable (or not "ready"). */
+export function readyError(message: { type: string }): string | undefined {
+  if (message.type !== "ready") return undefined;
+  const error = (message as { error?: unknown }).error;
+  if (error === undefined) return undefined;
+  return typeof error === "string" && error ? error : "the sandbox engine could not be loaded";
+}
+
 export interface WorkerIo {
-  post(message: FromWorker): void;
+  post(message: WorkerMessage): void;
   onMessage(listener: (message: unknown) => void): void;
 }
 
@@ -19,7 +36,8 @@ interface ActiveRun {
   controller: AbortController;
 }
 
-export function serveEngine(io: WorkerIo): void {
+/** Serves runs on `io`; `load` is the engine loader (tests substitute a failing one). */
+export function serveEngine(io: WorkerIo, load: () => Promise<Engine> = loadEngine): void {
   let engine: Engine | undefined;
   let active: ActiveRun | undefined;
   const waiting: ToWorker[] = [];
@@ -77,15 +95,22 @@ export function serveEngine(io: WorkerIo): void {
     else waiting.push(message);
   });
 
-  loadEngine().then(
+  let loading: Promise<Engine>;
+  try {
+    loading = load();
+  } catch (error) {
+    loading = Promise.reject(error);
+  }
+  loading.then(
     (loaded) => {
       engine = loaded;
       io.post({ type: "ready" });
       for (const message of waiting.splice(0)) handle(message);
     },
-    () => {
+    (error: unknown) => {
+      const detail = error instanceof Error && error.message ? `: ${error.message.slice(0, 500)}` : "";
+      io.post({ type: "ready", error: `the sandbox engine could not be loaded${detail}` });
       for (const message of waiting.splice(0)) handle(message);
-      throw new Error("the sandbox engine could not be loaded");
     },
   );
 }
