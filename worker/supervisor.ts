@@ -4,12 +4,13 @@
  * a throwaway run, and watches every run: the worker reports busy/idle, and when the guest has been busy
  * longer than `timeoutMs + graceMs` in total (built-ins such as a huge-length `indexOf` never reach the
  * interrupt handler) the worker is terminated, the run fails `Timeout` and a fresh worker replaces it.
- * Cancel asks the worker first and terminates it if it does not finish within the grace. A worker error
- * fails its run `Unavailable`. Runtime-neutral; `run` never rejects.
+ * Cancel asks the worker first and terminates it if it does not finish within the grace. A worker error,
+ * or a worker whose "ready" reports that the engine could not load, fails its run `Unavailable` at once. Runtime-neutral; `run` never rejects.
  */
 import type { CallRequest, EngineLimits, HostCallAnswer, LogLine, RunInput } from "../contracts/engine";
 import { isFromWorker, type FromWorker, type ToWorker } from "../contracts/worker-protocol";
 import type { EngineOutcome } from "./run-session";
+import { readyError } from "./ready";
 
 /** A spawned sandbox worker, whatever its host. */
 export interface WorkerPort {
@@ -65,7 +66,9 @@ class PooledWorker {
         if (!isFromWorker(message)) return;
         if (message.type === "ready") {
           clearTimeout(timer);
-          resolve();
+          const error = readyError(message);
+          if (error === undefined) resolve();
+          else reject(new Error(error));
         } else this.listener?.(message);
       });
       port.onError((error) => {
@@ -93,9 +96,10 @@ class PooledWorker {
   async execute(input: RunInput, handlers: RunHandlers, graceMs: number): Promise<EngineOutcome> {
     try {
       await this.ready;
-    } catch {
+    } catch (error) {
       this.kill();
-      return failed("Unavailable", "the sandbox worker could not start", [], []);
+      const detail = error instanceof Error && error.message ? `: ${error.message}` : "";
+      return failed("Unavailable", `the sandbox worker could not start${detail}`, [], []);
     }
     if (this.dead) return failed("Unavailable", "the sandbox worker is gone", [], []);
     const nonce = newNonce();

@@ -1,29 +1,15 @@
 /**
  * The worker side of contracts/worker-protocol.ts, shared by the browser Web Worker and the Node worker
- * thread: loads the engine once, answers "ready", runs one program at a time, forwards its calls, logs and
- * busy/idle changes to the driver, and resolves calls with the driver's answers. Messages for another
- * nonce are ignored. Runtime-neutral: the two entry files only adapt postMessage.
+ * thread: loads the engine once, answers "ready" (with `error` at once if it could not load), runs one
+ * program at a time, forwards its calls, logs and busy/idle changes to the driver, and resolves calls with
+ * the driver's answers. Messages for another nonce are ignored. Runtime-neutral: the two entry files only adapt postMessage.
  */
 import type { HostCallAnswer } from "../contracts/engine";
 import { isToWorker, type FromWorker, type ToWorker } from "../contracts/worker-protocol";
 import { loadEngine, type Engine } from "./engine";
+import type { WorkerMessage } from "./ready";
 
-/**
- * "ready" as this worker sends it: with `error` set, the engine could not load and every run on this
- * worker fails `Unavailable`, so the driver need not wait out its ready timeout. `error` is an optional
- * member beyond contracts/worker-protocol.ts; a driver that ignores it treats the worker as ready and gets
- * `Unavailable` for each run (the "run" handler below).
- */
-export type WorkerReady = { type: "ready"; error?: string };
-export type WorkerMessage = FromWorker | WorkerReady;
-
-/** The load error a "ready" message reports, or undefined when the worker is usable (or not "ready"). */
-export function readyError(message: { type: string }): string | undefined {
-  if (message.type !== "ready") return undefined;
-  const error = (message as { error?: unknown }).error;
-  if (error === undefined) return undefined;
-  return typeof error === "string" && error ? error : "the sandbox engine could not be loaded";
-}
+export type { WorkerMessage } from "./ready";
 
 export interface WorkerIo {
   post(message: WorkerMessage): void;
@@ -89,9 +75,10 @@ export function serveEngine(io: WorkerIo, load: () => Promise<Engine> = loadEngi
       });
   };
 
+  let settled = false;
   io.onMessage((message) => {
     if (!isToWorker(message)) return;
-    if (engine) handle(message);
+    if (settled) handle(message);
     else waiting.push(message);
   });
 
@@ -104,11 +91,13 @@ export function serveEngine(io: WorkerIo, load: () => Promise<Engine> = loadEngi
   loading.then(
     (loaded) => {
       engine = loaded;
+      settled = true;
       io.post({ type: "ready" });
       for (const message of waiting.splice(0)) handle(message);
     },
     (error: unknown) => {
       const detail = error instanceof Error && error.message ? `: ${error.message.slice(0, 500)}` : "";
+      settled = true;
       io.post({ type: "ready", error: `the sandbox engine could not be loaded${detail}` });
       for (const message of waiting.splice(0)) handle(message);
     },

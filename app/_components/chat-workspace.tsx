@@ -13,6 +13,7 @@ import type { CodeRunRecord } from "@/contracts/code-run";
 import type { LogLine } from "@/contracts/engine";
 import { runInBrowser } from "../_lib/run-in-browser";
 import { useTRPC, useTRPCClient } from "../_lib/trpc";
+import { BindingsPanel } from "./bindings-panel";
 import { ChatThread } from "./chat-thread";
 import { DecisionCard } from "./decision-card";
 import { InputForm } from "./input-form";
@@ -70,6 +71,13 @@ function ChatView({ chatId }: { chatId: string }) {
   const mode = useQuery(trpc.chats.mode.queryOptions());
   const inputs = useQuery(trpc.appOperations.pendingInputs.queryOptions({ chatId }));
   const [showComposer, setShowComposer] = useState(false);
+  const [serverLogs, setServerLogs] = useState<Record<string, LogLine[]>>({});
+  useSubscription(
+    trpc.codeRuns.onLog.subscriptionOptions(
+      { chatId },
+      { onData: ({ runId, line }) => setServerLogs((all) => ({ ...all, [runId]: [...(all[runId] ?? []), line as LogLine] })) },
+    ),
+  );
   useSubscription(
     trpc.codeRuns.onChange.subscriptionOptions(
       { chatId },
@@ -151,7 +159,7 @@ function ChatView({ chatId }: { chatId: string }) {
         <>
           {shown.length === 0 && <p className="muted">No runs in this chat yet.</p>}
           {shown.map((r) => (
-            <RunCard key={r.id} run={r} liveLogs={live?.run?.id === r.id ? live.logs : undefined} />
+            <RunCard key={r.id} run={r} liveLogs={live?.run?.id === r.id ? live.logs : serverLogs[r.id]} />
           ))}
         </>
       )}
@@ -189,6 +197,7 @@ function ChatView({ chatId }: { chatId: string }) {
           />
           <span className="hint">The body of an async function. Ctrl+Enter runs it.</span>
         </div>
+        <BindingsPanel />
         <div className="grid-2">
           <div className="field">
             <label htmlFor="reason">Reason</label>

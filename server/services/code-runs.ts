@@ -664,6 +664,7 @@ export async function runTicketOnServer(ctx: ServiceContext, ticket: RunTicket):
           logFailure("code_run_call_failed", error, { runId: ticket.runId, index: req.index });
           return { type: "stop", reason: "Unavailable", message: "OpenBot could not store this call." };
         }),
+      onLog: (line) => ctx.platform.events.emit("run-log", { runId: ticket.runId, line }),
       signal: controller.signal,
     });
     return await finishRun(ctx, ticket.runId, ticket.attempt, outcome);

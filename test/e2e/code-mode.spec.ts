@@ -136,3 +136,15 @@ test("a result the server did not acknowledge survives a dropped connection and 
   await expect(card.getByTestId("run-logs")).toContainText("kept");
   expect(dropped).toBeGreaterThanOrEqual(2);
 });
+
+test("the composer has the bindings' declarations at hand, searchable", async ({ page }) => {
+  await signIn(page);
+  await page.getByRole("link", { name: "Chats" }).click();
+  await page.getByRole("button", { name: "New chat" }).click();
+  const panel = page.getByTestId("bindings-panel");
+  await panel.locator("summary").click();
+  await expect(panel.getByTestId("bindings-declarations")).toContainText("list_events");
+  await panel.getByLabel("Search bindings").fill("email");
+  await expect(panel.getByTestId("bindings-declarations")).toContainText("send_email");
+  await expect(panel.getByTestId("bindings-declarations")).not.toContainText("list_events");
+});

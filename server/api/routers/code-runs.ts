@@ -59,4 +59,17 @@ export const codeRunsRouter = createTRPCRouter({
       if (chatId === input.chatId || (runId && runsOfChat.has(runId))) yield { runId: runId ?? null, at: Date.now() };
     }
   }),
+  /** Live log lines of the chat's runs on the server runner, as they happen. */
+  onLog: publicProcedure.input(z.object({ chatId: z.string() })).subscription(async function* ({ ctx, input, signal }) {
+    await readableChat(ctx.platform.db, ctx.principal, input.chatId);
+    const isMine = new Map<string, boolean>();
+    for await (const [event] of on(ctx.platform.events, "run-log", { signal })) {
+      const { runId, line } = event as { runId: string; line: { level: string; text: string } };
+      if (!isMine.has(runId)) {
+        const rows = await ctx.platform.db.query("select 1 from code_runs where id = $1 and chat_id = $2", [runId, input.chatId]);
+        isMine.set(runId, rows.length > 0);
+      }
+      if (isMine.get(runId)) yield { runId, line };
+    }
+  }),
 });

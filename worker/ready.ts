@@ -1,0 +1,22 @@
+/**
+ * The "ready" message as sandbox workers send it, shared by the worker host and the supervisor (this file
+ * stays free of the engine so the supervisor's bundle does not pull QuickJS in).
+ */
+import type { FromWorker } from "../contracts/worker-protocol";
+
+/**
+ * "ready" as this worker sends it: with `error` set, the engine could not load and every run on this
+ * worker fails `Unavailable`, so the driver need not wait out its ready timeout. `error` is an optional
+ * member beyond contracts/worker-protocol.ts; a driver that ignores it treats the worker as ready and gets
+ * `Unavailable` for each run (the "run" handler below).
+ */
+export type WorkerReady = { type: "ready"; error?: string };
+export type WorkerMessage = FromWorker | WorkerReady;
+
+/** The load error a "ready" message reports, or undefined when the worker is usable (or not "ready"). */
+export function readyError(message: { type: string }): string | undefined {
+  if (message.type !== "ready") return undefined;
+  const error = (message as { error?: unknown }).error;
+  if (error === undefined) return undefined;
+  return typeof error === "string" && error ? error : "the sandbox engine could not be loaded";
+}
