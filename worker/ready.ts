@@ -5,10 +5,10 @@
 import type { FromWorker } from "../contracts/worker-protocol";
 
 /**
- * "ready" as this worker sends it: with `error` set, the engine could not load and every run on this
- * worker fails `Unavailable`, so the driver need not wait out its ready timeout. `error` is an optional
- * member beyond contracts/worker-protocol.ts; a driver that ignores it treats the worker as ready and gets
- * `Unavailable` for each run (the "run" handler below).
+ * "ready" with `error` set: the engine could not load and every run on this worker fails `Unavailable`,
+ * so the driver need not wait out its ready timeout. `error` is an optional member beyond
+ * contracts/worker-protocol.ts; a driver that ignores it treats the worker as ready and gets `Unavailable`
+ * for each run (worker-host.ts answers every "run" so once loading failed).
  */
 export type WorkerReady = { type: "ready"; error?: string };
 export type WorkerMessage = FromWorker | WorkerReady;
