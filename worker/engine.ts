@@ -50,6 +50,12 @@ interface ModuleState {
   scheduled: boolean;
 }
 const states = new WeakMap<SandboxModule, ModuleState>();
+let preparedRuns = 0;
+
+/** How many runs so far started from a context prepared while the engine was idle (for tests). */
+export function preparedRunCount(): number {
+  return preparedRuns;
+}
 
 function stateOf(module: SandboxModule): ModuleState {
   let state = states.get(module);
@@ -88,6 +94,7 @@ async function runProgram(input: RunInput, host: EngineHost): Promise<EngineOutc
   const state = stateOf(module);
   const fresh = module.broken ? undefined : state.fresh;
   state.fresh = undefined;
+  if (fresh) preparedRuns += 1;
   state.active += 1;
   try {
     return await new RunSession(module, input, host, fresh).run();

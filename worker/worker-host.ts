@@ -5,7 +5,7 @@
  * the driver's answers. Messages for another nonce are ignored. Runtime-neutral: the two entry files only adapt postMessage.
  */
 import type { HostCallAnswer } from "../contracts/engine";
-import { isToWorker, type FromWorker, type ToWorker } from "../contracts/worker-protocol";
+import { isToWorker, type ToWorker } from "../contracts/worker-protocol";
 import { loadEngine, type Engine } from "./engine";
 import type { WorkerMessage } from "./ready";
 

@@ -146,5 +146,5 @@ test("the composer has the bindings' declarations at hand, searchable", async ({
   await expect(panel.getByTestId("bindings-declarations")).toContainText("list_events");
   await panel.getByLabel("Search bindings").fill("email");
   await expect(panel.getByTestId("bindings-declarations")).toContainText("send_email");
-  await expect(panel.getByTestId("bindings-declarations")).not.toContainText("list_events");
+  await expect(panel.getByTestId("bindings-declarations")).not.toContainText("list_notes");
 });

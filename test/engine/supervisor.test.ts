@@ -6,7 +6,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LogLine } from "@/contracts/engine";
 import { spawnNodeWorker } from "@/worker/node-port";
+import type { Engine } from "@/worker/engine";
 import { SandboxSupervisor, type WorkerPort } from "@/worker/supervisor";
+import { serveEngine } from "@/worker/worker-host";
 import { CALENDAR_PROGRAM, buildWorkerBundle, calendarOutcome, fakeHost, getEngine, input, parseValue } from "./helpers";
 
 let spawned = 0;
@@ -112,5 +114,53 @@ describe("SandboxSupervisor with Node worker threads", () => {
       call: (req) => (req.index === 1 ? Promise.reject(new Error("boom")) : Promise.resolve(calendarOutcome(req))),
     });
     expect(outcome).toMatchObject({ status: "failed", reason: "Unavailable" });
+  });
+});
+
+/** A worker host served in this process over a message channel with no error events (like a browser worker). */
+function inProcessWorker(load: () => Promise<Engine>): WorkerPort {
+  const toWorker: ((message: unknown) => void)[] = [];
+  const toDriver: ((message: unknown) => void)[] = [];
+  let alive = true;
+  const deliver = (listeners: ((message: unknown) => void)[], message: unknown) =>
+    queueMicrotask(() => alive && listeners.forEach((listener) => listener(structuredClone(message))));
+  serveEngine({ post: (message) => deliver(toDriver, message), onMessage: (listener) => toWorker.push(listener) }, load);
+  return {
+    post: (message) => deliver(toWorker, message),
+    onMessage: (listener) => toDriver.push(listener),
+    onError: () => undefined,
+    terminate: () => {
+      alive = false;
+    },
+  };
+}
+
+describe("a worker whose engine cannot load", () => {
+  it("reports it with its ready message, so the run fails Unavailable at once instead of after the ready timeout", async () => {
+    const local = new SandboxSupervisor({
+      spawn: () => inProcessWorker(() => Promise.reject(new Error("WebAssembly is disabled"))),
+    });
+    try {
+      const started = Date.now();
+      const outcome = await local.run(input("return 1"), fakeHost());
+      expect(outcome).toMatchObject({ status: "failed", reason: "Unavailable" });
+      expect((outcome as { message: string }).message).toContain("WebAssembly is disabled");
+      expect(Date.now() - started).toBeLessThan(1000);
+      expect(await local.run(input("return 1"), fakeHost())).toMatchObject({ status: "failed", reason: "Unavailable" });
+    } finally {
+      local.dispose();
+    }
+  });
+
+  it("answers every later run Unavailable instead of queueing it", async () => {
+    const posted: unknown[] = [];
+    let send: (message: unknown) => void = () => undefined;
+    serveEngine({ post: (message) => posted.push(message), onMessage: (listener) => (send = listener) }, async () => {
+      throw new Error("no memory");
+    });
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(posted).toEqual([{ type: "ready", error: "the sandbox engine could not be loaded: no memory" }]);
+    send({ type: "run", nonce: "n1", input: input("return 1") });
+    expect(posted[1]).toMatchObject({ type: "done", nonce: "n1", outcome: { status: "failed", reason: "Unavailable" } });
   });
 });
