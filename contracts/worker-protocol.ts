@@ -10,7 +10,8 @@ export type ToWorker =
   | { type: "cancel"; nonce: string };
 
 export type FromWorker =
-  | { type: "ready" }
+  /** The engine loaded (or, with `error`, could not load: every run then fails Unavailable at once). */
+  | { type: "ready"; error?: string }
   | { type: "call"; nonce: string; call: CallRequest }
   | { type: "log"; nonce: string; line: LogLine }
   /** The program is running guest code (true) or only waiting for App calls (false): drives the watchdog. */

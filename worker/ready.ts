@@ -6,12 +6,11 @@ import type { FromWorker } from "../contracts/worker-protocol";
 
 /**
  * "ready" with `error` set: the engine could not load and every run on this worker fails `Unavailable`,
- * so the driver need not wait out its ready timeout. `error` is an optional member beyond
- * contracts/worker-protocol.ts; a driver that ignores it treats the worker as ready and gets `Unavailable`
- * for each run (worker-host.ts answers every "run" so once loading failed).
+ * so the driver need not wait out its ready timeout (worker-host.ts answers every "run" so once loading
+ * failed).
  */
-export type WorkerReady = { type: "ready"; error?: string };
-export type WorkerMessage = FromWorker | WorkerReady;
+export type WorkerReady = Extract<FromWorker, { type: "ready" }>;
+export type WorkerMessage = FromWorker;
 
 /** The load error a "ready" message reports, or undefined when the worker is usable (or not "ready"). */
 export function readyError(message: { type: string }): string | undefined {

@@ -11,10 +11,7 @@ import { lastIsTool, lastToolResult, scriptedModel } from "../helpers/mock-model
 
 let t: TestPlatform;
 beforeAll(async () => {
-  t = await startTestPlatform();
-  const caller = t.caller(t.admin);
-  const s = await caller.settings.get();
-  await caller.settings.update({ expectedVersion: s.version, codeMode: { enabled: true } });
+  t = await startTestPlatform({ codeMode: true });
 });
 afterAll(() => t?.close());
 

@@ -4,22 +4,7 @@
  * whose calls reach the built-in Work calendar MCP app through tRPC, and see the titles.
  */
 import { expect, type Page, test } from "@playwright/test";
-import { E2E_ADMIN_TOKEN } from "../../playwright.config";
-
-const PROGRAM = `const [today, tomorrow] = await Promise.all([
-  apps.work_calendar.list_events({ day: "2026-10-23" }),
-  apps.work_calendar.list_events({ day: "2026-10-24" }),
-])
-const busy = [today, tomorrow].flatMap((result) => result.structuredContent.events)
-console.log("events", busy.length)
-return busy.filter((event) => event.attendees > 10).map((event) => event.title)`;
-
-async function signIn(page: Page) {
-  await page.goto("/");
-  await page.getByLabel("Token").fill(E2E_ADMIN_TOKEN);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await expect(page.getByTestId("signed-in-as")).toBeVisible();
-}
+import { CALENDAR_PROGRAM, signIn } from "./helpers";
 
 async function setCodeMode(page: Page, enabled: boolean) {
   await page.getByRole("link", { name: "Admin · Settings" }).click();
@@ -45,7 +30,7 @@ test("sign in, enable Code Mode, run the calendar program in the page's worker",
   page.on("pageerror", (e) => errors.push(e.message));
   await signIn(page);
   await setCodeMode(page, true);
-  await newChatAndRun(page, PROGRAM);
+  await newChatAndRun(page, CALENDAR_PROGRAM);
 
   const card = page.getByTestId("run-card").last();
   await expect(card).toHaveAttribute("data-status", "Completed");

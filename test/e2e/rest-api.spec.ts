@@ -3,17 +3,7 @@
  * version), chats, a server-side run of the calendar program in a Node worker thread, and its record.
  */
 import { type APIRequestContext, expect, test } from "@playwright/test";
-import { E2E_ADMIN_TOKEN } from "../../playwright.config";
-
-const admin = { Authorization: `Bearer ${E2E_ADMIN_TOKEN}` };
-
-const PROGRAM = `const [today, tomorrow] = await Promise.all([
-  apps.work_calendar.list_events({ day: "2026-10-23" }),
-  apps.work_calendar.list_events({ day: "2026-10-24" }),
-])
-const busy = [today, tomorrow].flatMap((result) => result.structuredContent.events)
-console.log("events", busy.length)
-return busy.filter((event) => event.attendees > 10).map((event) => event.title)`;
+import { admin, CALENDAR_PROGRAM } from "./helpers";
 
 async function settings(request: APIRequestContext) {
   const r = await request.get("/v1/platform/settings", { headers: admin });
@@ -95,11 +85,11 @@ test("chats and a server-side run: POST /v1/chats/:id/code-runs answers with the
 
   const runResponse = await request.post(`/v1/chats/${chat.id}/code-runs`, {
     headers: admin,
-    data: { code: PROGRAM, reason: "Busy meetings over two days" },
+    data: { code: CALENDAR_PROGRAM, reason: "Busy meetings over two days" },
   });
   expect(runResponse.status()).toBe(200);
   const record = await runResponse.json();
-  expect(record).toMatchObject({ chat: chat.id, session: chat.id, status: "Completed", reason: "Busy meetings over two days", code: PROGRAM });
+  expect(record).toMatchObject({ chat: chat.id, session: chat.id, status: "Completed", reason: "Busy meetings over two days", code: CALENDAR_PROGRAM });
   expect(typeof record.id).toBe("string");
   expect(typeof record.executionId).toBe("string");
   expect(record.calls.map((c: { binding: string }) => c.binding)).toEqual(["work_calendar.list_events", "work_calendar.list_events"]);

@@ -22,11 +22,17 @@ export interface TestPlatform {
   close(): Promise<void>;
 }
 
-export async function startTestPlatform(options: { inMemoryDb?: boolean; env?: Record<string, string> } = {}): Promise<TestPlatform> {
+/** `codeMode`: turn Code Mode on first (most tests need it). */
+export async function startTestPlatform(options: { inMemoryDb?: boolean; env?: Record<string, string>; codeMode?: boolean } = {}): Promise<TestPlatform> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "openbot-test-"));
   const env = readEnv({ OPENBOT_DATA_DIR: dataDir, OPENBOT_ADMIN_TOKEN: ADMIN_TOKEN, ...options.env });
   const platform = await createPlatform({ env, inMemoryDb: options.inMemoryDb ?? true });
   const admin = (await principalFromToken(platform.db, ADMIN_TOKEN))!;
+  if (options.codeMode) {
+    const caller = appRouter.createCaller(createContextInner(platform, admin));
+    const s = await caller.settings.get();
+    await caller.settings.update({ expectedVersion: s.version, codeMode: { enabled: true } });
+  }
   return {
     platform,
     dataDir,

@@ -10,10 +10,7 @@ import { CALENDAR_PROGRAM, makePerson, startTestPlatform, type TestPlatform } fr
 
 let t: TestPlatform;
 beforeAll(async () => {
-  t = await startTestPlatform();
-  const caller = t.caller(t.admin);
-  const s = await caller.settings.get();
-  await caller.settings.update({ expectedVersion: s.version, codeMode: { enabled: true } });
+  t = await startTestPlatform({ codeMode: true });
 });
 afterAll(() => t?.close());
 

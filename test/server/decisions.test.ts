@@ -15,10 +15,7 @@ import { randomBytes } from "node:crypto";
 
 let t: TestPlatform;
 beforeAll(async () => {
-  t = await startTestPlatform();
-  const caller = t.caller(t.admin);
-  const s = await caller.settings.get();
-  await caller.settings.update({ expectedVersion: s.version, codeMode: { enabled: true } });
+  t = await startTestPlatform({ codeMode: true });
 });
 afterAll(() => t?.close());
 

@@ -9,10 +9,7 @@ import { startTestPlatform, type TestPlatform } from "../helpers/platform";
 
 let t: TestPlatform;
 beforeAll(async () => {
-  t = await startTestPlatform();
-  const caller = t.caller(t.admin);
-  const s = await caller.settings.get();
-  await caller.settings.update({ expectedVersion: s.version, codeMode: { enabled: true } });
+  t = await startTestPlatform({ codeMode: true });
   const view = await t.platform.apps.add({ name: "Everything", transport: { type: "preset", preset: "everything" } });
   await t.platform.apps.setPolicies(view.id, { "trigger-elicitation-request": "allow" });
 }, 60_000);

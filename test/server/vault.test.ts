@@ -14,10 +14,8 @@ const SECRET = "ghp_SuperSecretValue_8c1f2a9d";
 let t: TestPlatform;
 
 beforeAll(async () => {
-  t = await startTestPlatform({ inMemoryDb: false });
+  t = await startTestPlatform({ inMemoryDb: false, codeMode: true });
   const caller = t.caller(t.admin);
-  const s = await caller.settings.get();
-  await caller.settings.update({ expectedVersion: s.version, codeMode: { enabled: true } });
   const view = await t.platform.apps.add({ name: "Everything", transport: { type: "preset", preset: "everything" } });
   await t.platform.apps.setPolicies(view.id, { echo: "allow" });
   await caller.vault.create({ name: "github/token", secret: SECRET, allow: [{ connection: "everything", tool: "echo" }] });
