@@ -97,17 +97,37 @@ return { ref, names, unknown: vault.nope, echoed: r.content[0].text }`;
     expect(await caller.decisions.list({ chatId: chat.id, status: "pending" })).toEqual([]);
   });
 
-  it("the raw database files never contain the secret", async () => {
+  it("the raw database files never contain the secret, nor a marker used in code, arguments and results", async () => {
+    const MARKER = "MARKER-1d9e77-plain-text";
+    const caller = t.caller(t.admin);
+    const chat = await caller.chats.create({});
+    const record = await caller.codeRuns.runOnServer({
+      chatId: chat.id,
+      reason: MARKER,
+      code: `// ${MARKER}
+const r = await apps.everything.echo({ message: "${MARKER}" })
+console.log(r.content[0].text)
+return r`,
+    });
+    expect(record.status).toBe("Completed");
+    expect(JSON.stringify(record.calls[0]?.app?.result)).toContain(MARKER);
     await t.platform.db.query("checkpoint");
     const hits: string[] = [];
+    let plainSeen = false;
     const walk = (dir: string) => {
       for (const name of readdirSync(dir)) {
         const p = path.join(dir, name);
         if (statSync(p).isDirectory()) walk(p);
-        else if (readFileSync(p).includes(Buffer.from(SECRET))) hits.push(p);
+        else {
+          const bytes = readFileSync(p);
+          if (bytes.includes(Buffer.from(SECRET)) || bytes.includes(Buffer.from(MARKER))) hits.push(p);
+          if (bytes.includes(Buffer.from(record.id))) plainSeen = true;
+        }
       }
     };
     walk(path.join(t.dataDir, "pglite"));
+    // The search does read the rows: the run's id (stored in clear) is found in the files.
+    expect(plainSeen).toBe(true);
     expect(hits).toEqual([]);
   });
 });
