@@ -59,6 +59,33 @@ test("deny: the program's call throws AppCallDenied and nothing is sent", async 
   await expect(card.getByTestId("run-calls")).toContainText("AppCallDenied");
 });
 
+test("Admin → API keys: add a person, create a key shown once, and it works", async ({ page, request }) => {
+  await signIn(page);
+  await page.getByRole("link", { name: "Admin · API keys" }).click();
+  await page.getByLabel("Name", { exact: true }).fill("Grace");
+  await page.getByRole("button", { name: "Add person" }).click();
+  await expect(page.getByRole("form", { name: "Add a person" })).toContainText("Grace");
+  await page.getByLabel("Key name").fill("laptop");
+  await page.getByRole("button", { name: "Create key" }).click();
+  const token = (await page.getByTestId("new-token").locator("code").textContent())!;
+  expect(token).toMatch(/^obk_/);
+  await page.screenshot({ path: "test-results/screenshots/admin-keys.png", fullPage: true });
+  const chats = await request.get("/v1/chats", { headers: { Authorization: `Bearer ${token}` } });
+  expect(chats.status()).toBe(200);
+  expect((await request.get("/v1/platform/settings", { headers: { Authorization: `Bearer ${token}` } })).status()).toBe(403);
+});
+
+test("every admin page keeps its layout on a narrow window", async ({ page }) => {
+  await signIn(page);
+  await page.setViewportSize({ width: 390, height: 800 });
+  for (const name of ["Admin · Settings", "Admin · Apps", "Admin · Model", "Admin · API keys", "Admin · Vault", "Chats"]) {
+    await page.getByRole("link", { name }).click();
+    await page.waitForLoadState("networkidle");
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    expect(overflow, name).toBeLessThanOrEqual(0);
+  }
+});
+
 test("screenshots of the admin settings page on a narrow window and in dark mode", async ({ page }) => {
   await signIn(page);
   await page.getByRole("link", { name: "Admin · Settings" }).click();
