@@ -482,7 +482,7 @@ export async function performAppCall(
     if (known?.reason === "input_required" && known.input) {
       const question = { message: known.input.message, requestedSchema: known.input.requestedSchema, binding: call.entry.binding };
       await db.query("update app_operations set status = 'InputRequired', input_id = $1, input_enc = $2 where id = $3", [known.input.id, sealOp("input", question), opId]);
-      platform.track(settleInput(platform, opId, known.input.result));
+      platform.track(settleInput(platform, opId, known.input.result, substituted.secrets));
       platform.events.emit("run", { runId: call.runId, chatId: call.chatId });
       const outcome: CallOutcome = {
         type: "error",
@@ -513,16 +513,17 @@ export async function performAppCall(
 }
 
 /** When the person's answer to an App's question arrives, the App operation gets its final result. */
-async function settleInput(platform: Platform, opId: string, result: Promise<unknown>): Promise<void> {
+async function settleInput(platform: Platform, opId: string, result: Promise<unknown>, secrets: Substituted["secrets"]): Promise<void> {
   let status = "Completed";
   let stored: unknown;
   let reason: string | null = null;
   try {
-    stored = await result;
+    stored = redact(await result, secrets);
   } catch (error) {
     status = "Failed";
     reason = error instanceof AppCallError ? error.reason : "unavailable";
-    stored = { error: { name: "AppCallFailed", message: error instanceof AppCallError ? error.message : "The App call failed.", details: { reason } } };
+    const message = error instanceof AppCallError ? redact(error.message, secrets) : "The App call failed.";
+    stored = { error: { name: "AppCallFailed", message, details: { reason } } };
   }
   const rows = await platform.db.query<{ chat_id: string | null; run_id: string | null }>(
     "update app_operations set status = $1, result_enc = $2, error_reason = $3, finished_at = $4 where id = $5 returning chat_id, run_id",
