@@ -165,7 +165,6 @@ export async function startRun(
     return { ticket: null, record: await getRun(ctx, id) };
   }
   const ticket = await ticketFor(ctx, await loadRun(ctx, id));
-  if (!ticket) return { ticket: null, record: await getRun(ctx, id) };
   return { ticket, record: await getRun(ctx, id) };
 }
 
@@ -263,6 +262,17 @@ export async function sweepRuns(platform: Platform, now = Date.now()): Promise<{
     interrupted.push(id);
     await failRun({ platform, principal: null }, id, "Interrupted", "The run waited for a step that is gone.", []);
   }
+  // Decided, but the re-run never started (the process stopped between the answer and the re-run).
+  const decided = await db.query<{ id: string }>(
+    `select r.id from code_runs r where r.status = 'Waiting' and r.updated_at < $1
+     and not exists (select 1 from decisions d where d.run_id = r.id and d.status = 'pending')`,
+    [now - STALE_GRACE_MS],
+  );
+  for (const { id } of decided) {
+    if (interrupted.includes(id)) continue;
+    resumed.push(id);
+    platform.track(resumeRun(platform, id));
+  }
   return { resumed, interrupted };
 }
 
@@ -329,11 +339,16 @@ export async function handleCall(ctx: ServiceContext, runId: string, attempt: nu
     ? { connectionId: entry.connectionId, connectionName: entry.connectionName, name: entry.name }
     : { connectionId: "", connectionName: "", name: call.binding };
   const rowId = `${runId}:${call.index}`;
-  await db.query(
+  const inserted = await db.query(
     `insert into code_run_calls (run_id, idx, binding, source, args_enc, args_digest, created_at)
-     values ($1, $2, $3, $4, $5, $6, $7)`,
+     values ($1, $2, $3, $4, $5, $6, $7) on conflict (run_id, idx) do nothing returning idx`,
     [runId, call.index, call.binding, JSON.stringify(source), seal(ctx, "code_run_calls", rowId, "args", argsJson), digest, Date.now()],
   );
+  if (inserted.length === 0) {
+    // The same call arrived twice at once (a re-send): the first one owns it.
+    const first = (await db.query<CallRow>("select * from code_run_calls where run_id = $1 and idx = $2", [runId, call.index]))[0]!;
+    return answerRecordedCall(ctx, run, principal, first, call, digest, argsJson);
+  }
   if (!entry) {
     return recordOutcome(ctx, runId, call.index, failedOutcome("unavailable", `${call.binding} is not available now.`), {
       name: "AppCallFailed",

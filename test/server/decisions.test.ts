@@ -153,6 +153,18 @@ describe("decisions and replay", () => {
     expect((await sentEmails()).length).toBe(emailsBefore);
   });
 
+  it("a decision whose re-run never started (the process stopped) is picked up by the sweep", async () => {
+    const { caller, record } = await waitingRun();
+    const [decision] = await caller.decisions.list({ status: "pending", chatId: record.chat });
+    await t.platform.db.query("update decisions set status = 'allowed' where id = $1", [decision!.id]);
+    await t.platform.db.query("update code_runs set updated_at = $2 where id = $1", [record.id, Date.now() - 10 * 60_000]);
+    const swept = await sweepRuns(t.platform);
+    expect(swept.resumed).toContain(record.id);
+    await t.platform.settled();
+    expect((await caller.codeRuns.byId({ id: record.id })).status).toBe("Completed");
+    expect((await sentEmails()).length).toBe(emailsBefore + 1);
+  });
+
   it("a run may pause and resume several times; the record keeps one list of calls", async () => {
     const code = `const a = await apps.email.send_email({ to: "a@example.com", subject: "one", body: "1" })
 const b = await apps.email.send_email({ to: "b@example.com", subject: "two", body: "2" })
