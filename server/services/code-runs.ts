@@ -240,6 +240,11 @@ const STALE_GRACE_MS = 60_000;
 export async function sweepRuns(platform: Platform, now = Date.now()): Promise<{ resumed: string[]; interrupted: string[] }> {
   const { db } = platform;
   await db.query("update app_operations set status = 'Unknown' where status = 'Running' and started_at < $1", [now - STALE_GRACE_MS - 60_000]);
+  // Open questions live with the App connection; one older than any answer window (10 min) is gone.
+  await db.query(
+    "update app_operations set status = 'Failed', error_reason = 'input_expired', finished_at = $2 where status = 'InputRequired' and started_at < $1",
+    [now - 10 * 60_000 - STALE_GRACE_MS, now],
+  );
   const resumed: string[] = [];
   const interrupted: string[] = [];
   const stale = await db.query<RunRow>(
