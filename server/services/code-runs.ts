@@ -67,6 +67,7 @@ interface RunRow {
   seed: string | number;
   limits: string;
   bindings: string;
+  vault_names: string | null;
   attempt: number;
   host: string;
   result_enc: string | null;
@@ -136,8 +137,8 @@ export async function startRun(
   const seed = randomInt(1, 2 ** 31 - 1);
   await db.query(
     `insert into code_runs (id, execution_id, chat_id, created_by, api_key_id, status, language, code_enc, reason_enc,
-       run_time, seed, limits, bindings, host, created_at, updated_at, turn_id, call_id, claimed_at)
-     values ($1, $2, $3, $4, $14, 'Running', $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $15, $16, $17)`,
+       run_time, seed, limits, bindings, host, created_at, updated_at, turn_id, call_id, claimed_at, vault_names)
+     values ($1, $2, $3, $4, $14, 'Running', $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $15, $16, $17, $18)`,
     [
       id,
       `exe_${randomUUID()}`,
@@ -156,6 +157,7 @@ export async function startRun(
       links.turnId ?? null,
       links.callId ?? null,
       links.turnId ? null : now,
+      JSON.stringify(await vaultNames(ctx.platform)),
     ],
   );
   await touchChat(db, chatId);
@@ -188,7 +190,7 @@ async function ticketFor(ctx: ServiceContext, run: RunRow): Promise<RunTicket | 
       seed: Number(run.seed),
       limits: JSON.parse(run.limits) as EngineLimits,
       bindings: JSON.parse(run.bindings) as string[],
-      vaultNames: await vaultNames(ctx.platform),
+      vaultNames: run.vault_names ? (JSON.parse(run.vault_names) as string[]) : await vaultNames(ctx.platform),
       replay: await replayLog(ctx, run.id),
     },
   };

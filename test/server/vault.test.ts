@@ -79,6 +79,24 @@ return { ref, names, unknown: vault.nope, echoed: r.content[0].text }`;
     expect(calls).toHaveLength(1);
   });
 
+  it("a run keeps the vault names it started with: an entry added while it waits does not change its replay", async () => {
+    const caller = t.caller(t.admin);
+    const chat = await caller.chats.create({});
+    const code = `const names = Object.keys(vault)
+const r = await apps.everything.echo({ message: names.join(",") + " " + vault.github.token })
+return { names, echoed: r.content[0].text }`;
+    const waiting = await caller.codeRuns.runOnServer({ chatId: chat.id, code });
+    expect(waiting.status).toBe("Waiting");
+    await caller.vault.create({ name: "added/later", secret: "later-secret", allow: [] });
+    const [decision] = await caller.decisions.list({ chatId: chat.id, status: "pending" });
+    await caller.decisions.decide({ id: decision!.id, decision: "allow" });
+    await t.platform.settled();
+    const done = await caller.codeRuns.byId({ id: waiting.id });
+    expect(done.status).toBe("Completed");
+    expect((done.result as { value: { names: string[] } }).value.names).toEqual(["github"]);
+    await caller.vault.remove({ name: "added/later" });
+  });
+
   it("a target the entry does not allow gives VaultDenied and nothing is sent", async () => {
     const caller = t.caller(t.admin);
     const chat = await caller.chats.create({});

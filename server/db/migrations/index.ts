@@ -7,6 +7,7 @@ import { sql as secrets } from "./0004-secrets";
 import { sql as turns } from "./0005-turns";
 import { sql as input } from "./0006-input";
 import { sql as vault } from "./0007-vault";
+import { sql as runVaultNames } from "./0008-run-vault-names";
 
 export const MIGRATIONS: readonly Migration[] = [
   { id: "0001-core", sql: core },
@@ -16,4 +17,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: "0005-turns", sql: turns },
   { id: "0006-input", sql: input },
   { id: "0007-vault", sql: vault },
+  { id: "0008-run-vault-names", sql: runVaultNames },
 ];

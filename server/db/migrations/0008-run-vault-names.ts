@@ -1,0 +1,4 @@
+/** A run keeps the vault names it started with, so a re-run sees the same `vault` object. */
+export const sql = `
+alter table code_runs add column vault_names text
+`;
