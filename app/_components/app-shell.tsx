@@ -19,27 +19,38 @@ export function AppShell({ children, requireAdmin = false }: { children: (me: Me
   );
   if (me.isPending) return <div className="main muted">Loading…</div>;
   if (!me.data) return <SignInForm />;
-  const nav = [
+  const main = [
     { href: "/", label: "Chats", active: pathname === "/" || pathname.startsWith("/chats") },
     { href: "/outbox", label: "Sent mail", active: pathname.startsWith("/outbox") },
-    ...(me.data.role === "admin"
-      ? [
-          { href: "/admin/settings", label: "Admin · Settings", active: pathname.startsWith("/admin/settings") },
-          { href: "/admin/apps", label: "Admin · Apps", active: pathname.startsWith("/admin/apps") },
-          { href: "/admin/model", label: "Admin · Model", active: pathname.startsWith("/admin/model") },
-          { href: "/admin/keys", label: "Admin · API keys", active: pathname.startsWith("/admin/keys") },
-          { href: "/admin/vault", label: "Admin · Vault", active: pathname.startsWith("/admin/vault") },
-        ]
-      : []),
   ];
+  const admin =
+    me.data.role === "admin"
+      ? [
+          { href: "/admin/settings", label: "Settings" },
+          { href: "/admin/apps", label: "Apps" },
+          { href: "/admin/model", label: "Model" },
+          { href: "/admin/keys", label: "API keys" },
+          { href: "/admin/vault", label: "Vault" },
+        ].map((a) => ({ ...a, active: pathname.startsWith(a.href) }))
+      : [];
   return (
     <div className="shell">
       <header className="topbar">
         <Link href="/" className="brand">OpenBot</Link>
         <nav aria-label="Main">
-          {nav.map((n) => (
+          {main.map((n) => (
             <Link key={n.href} href={n.href} aria-current={n.active ? "page" : undefined}>{n.label}</Link>
           ))}
+          {admin.length > 0 && (
+            <span className="nav-group" role="group" aria-label="Admin">
+              <span className="muted small">Admin</span>
+              {admin.map((n) => (
+                <Link key={n.href} href={n.href} aria-label={`Admin · ${n.label}`} aria-current={n.active ? "page" : undefined}>
+                  {n.label}
+                </Link>
+              ))}
+            </span>
+          )}
         </nav>
         <ThemeSwitch />
         <span className="muted small" data-testid="signed-in-as">{me.data.name}</span>
@@ -73,7 +84,7 @@ function ThemeSwitch() {
   }, [theme]);
   return (
     <label className="row small muted">
-      <span>Theme</span>
+      <span className="theme-label">Theme</span>
       <select value={theme} onChange={(e) => setTheme(e.target.value as typeof theme)} style={{ width: "auto" }} aria-label="Theme">
         <option value="system">System</option>
         <option value="light">Light</option>

@@ -23,7 +23,7 @@ test("Admin → Model: save an OpenAI-compatible endpoint and test the connectio
   await page.getByLabel("Provider").selectOption("openai-compatible");
   await page.getByLabel("Model", { exact: true }).fill("stub-1");
   await page.getByLabel("Base URL").fill(STUB_URL);
-  await page.getByLabel("API key").fill("sk-e2e-secret");
+  await page.getByLabel("API key", { exact: true }).fill("sk-e2e-secret");
   await page.getByRole("button", { name: "Save" }).click();
   await expect(page.getByTestId("model-notice")).toContainText("Saved");
   await expect(page.getByText("API key set")).toBeVisible();
