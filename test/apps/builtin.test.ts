@@ -4,8 +4,8 @@
  * defaults and overrides (persisted), rename/disable, and connection slug clashes with warnings.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AppCallError, type AppRegistry } from "@/server/apps/registry";
-import { startApps, type TestApps } from "./helpers";
+import type { AppRegistry } from "@/server/apps/registry";
+import { startApps, type TestApps, entryOf, failure } from "./helpers";
 
 let t: TestApps;
 let apps: AppRegistry;
@@ -15,20 +15,7 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-function entry(binding: string) {
-  const e = apps.resolve(binding);
-  if (!e) throw new Error(`no binding ${binding}`);
-  return e;
-}
-
-async function failure(promise: Promise<unknown>): Promise<AppCallError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(AppCallError);
-  return error as AppCallError;
-}
+const entry = (binding: string) => entryOf(apps, binding);
 
 describe("built-in apps", () => {
   it("are connected on first start with their bindings", () => {

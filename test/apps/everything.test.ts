@@ -6,8 +6,8 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AppCallError, type AppRegistry, type PendingInput } from "@/server/apps/registry";
-import { startApps, type TestApps, until } from "./helpers";
+import type { AppRegistry, PendingInput } from "@/server/apps/registry";
+import { startApps, type TestApps, until, entryOf, failure } from "./helpers";
 
 let t: TestApps;
 let apps: AppRegistry;
@@ -23,20 +23,7 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-function entry(binding: string) {
-  const e = apps.resolve(binding);
-  if (!e) throw new Error(`no binding ${binding}`);
-  return e;
-}
-
-async function failure(promise: Promise<unknown>): Promise<AppCallError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(AppCallError);
-  return error as AppCallError;
-}
+const entry = (binding: string) => entryOf(apps, binding);
 
 describe("everything preset (stdio)", () => {
   it("lists tools, resources and prompts with read bindings", () => {

@@ -7,7 +7,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { AppRegistry, type AppRegistryOptions } from "@/server/apps/registry";
+import { expect } from "vitest";
+import { AppCallError, AppRegistry, type AppRegistryOptions } from "@/server/apps/registry";
 import { type Db, openDb } from "@/server/db/client";
 import { migrate } from "@/server/db/migrate";
 
@@ -90,4 +91,21 @@ export async function until<T>(probe: () => T | undefined | false, timeoutMs = 1
     if (Date.now() > deadline) throw new Error("condition not met in time");
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** The registry's entry for a binding; throws when it has none. */
+export function entryOf(apps: AppRegistry, binding: string) {
+  const e = apps.resolve(binding);
+  if (!e) throw new Error(`no binding ${binding}`);
+  return e;
+}
+
+/** The AppCallError a call fails with (the test fails if it does not fail with one). */
+export async function failure(promise: Promise<unknown>): Promise<AppCallError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(AppCallError);
+  return error as AppCallError;
 }

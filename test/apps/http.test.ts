@@ -5,8 +5,8 @@
  */
 import type { ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AppCallError, type AppRegistry } from "@/server/apps/registry";
-import { freePort, ODD_SERVER, startApps, startEverythingHttp, stop, type TestApps, until } from "./helpers";
+import type { AppRegistry } from "@/server/apps/registry";
+import { freePort, ODD_SERVER, startApps, startEverythingHttp, stop, type TestApps, until, entryOf, failure } from "./helpers";
 
 let t: TestApps;
 let apps: AppRegistry;
@@ -23,20 +23,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-function entry(binding: string) {
-  const e = apps.resolve(binding);
-  if (!e) throw new Error(`no binding ${binding}`);
-  return e;
-}
-
-async function failure(promise: Promise<unknown>): Promise<AppCallError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(AppCallError);
-  return error as AppCallError;
-}
+const entry = (binding: string) => entryOf(apps, binding);
 
 describe("everything server over Streamable HTTP", () => {
   let id: string;
