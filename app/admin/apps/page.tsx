@@ -1,16 +1,11 @@
 "use client";
-import { AppShell } from "../../_components/app-shell";
+import { AdminPage } from "../../_components/admin-page";
 import { AppsAdmin } from "../../_components/apps-admin";
 
 export default function AppsPage() {
   return (
-    <AppShell requireAdmin>
-      {() => (
-        <div className="stack">
-          <h1 style={{ margin: 0 }}>Apps</h1>
-          <AppsAdmin />
-        </div>
-      )}
-    </AppShell>
+    <AdminPage title="Apps">
+      <AppsAdmin />
+    </AdminPage>
   );
 }

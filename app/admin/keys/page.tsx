@@ -1,16 +1,11 @@
 "use client";
-import { AppShell } from "../../_components/app-shell";
+import { AdminPage } from "../../_components/admin-page";
 import { KeysAdmin } from "../../_components/keys-admin";
 
-export default function KeysPage() {
+export default function ApiKeysPage() {
   return (
-    <AppShell requireAdmin>
-      {() => (
-        <div className="stack" style={{ maxWidth: 820 }}>
-          <h1 style={{ margin: 0 }}>API keys</h1>
-          <KeysAdmin />
-        </div>
-      )}
-    </AppShell>
+    <AdminPage title="API keys" maxWidth={820}>
+      <KeysAdmin />
+    </AdminPage>
   );
 }

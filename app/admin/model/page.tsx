@@ -1,16 +1,11 @@
 "use client";
-import { AppShell } from "../../_components/app-shell";
+import { AdminPage } from "../../_components/admin-page";
 import { ModelForm } from "../../_components/model-form";
 
 export default function ModelPage() {
   return (
-    <AppShell requireAdmin>
-      {() => (
-        <div className="stack" style={{ maxWidth: 820 }}>
-          <h1 style={{ margin: 0 }}>Model</h1>
-          <ModelForm />
-        </div>
-      )}
-    </AppShell>
+    <AdminPage title="Model" maxWidth={820}>
+      <ModelForm />
+    </AdminPage>
   );
 }

@@ -1,16 +1,11 @@
 "use client";
-import { AppShell } from "../../_components/app-shell";
+import { AdminPage } from "../../_components/admin-page";
 import { SettingsForm } from "../../_components/settings-form";
 
 export default function SettingsPage() {
   return (
-    <AppShell requireAdmin>
-      {() => (
-        <div className="stack" style={{ maxWidth: 820 }}>
-          <h1 style={{ margin: 0 }}>Settings</h1>
-          <SettingsForm />
-        </div>
-      )}
-    </AppShell>
+    <AdminPage title="Settings" maxWidth={820}>
+      <SettingsForm />
+    </AdminPage>
   );
 }

@@ -1,16 +1,11 @@
 "use client";
-import { AppShell } from "../../_components/app-shell";
+import { AdminPage } from "../../_components/admin-page";
 import { VaultAdmin } from "../../_components/vault-admin";
 
 export default function VaultPage() {
   return (
-    <AppShell requireAdmin>
-      {() => (
-        <div className="stack" style={{ maxWidth: 980 }}>
-          <h1 style={{ margin: 0 }}>Vault</h1>
-          <VaultAdmin />
-        </div>
-      )}
-    </AppShell>
+    <AdminPage title="Vault" maxWidth={980}>
+      <VaultAdmin />
+    </AdminPage>
   );
 }
