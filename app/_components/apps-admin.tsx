@@ -6,6 +6,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { useTRPC } from "../_lib/trpc";
+import { ErrorText, Field } from "./field";
 
 type TransportKind = "preset" | "stdio" | "http";
 
@@ -23,7 +24,7 @@ export function AppsAdmin() {
     <div className="stack">
       <AddConnection onAdded={refresh} />
       {error && <p role="alert" className="error-text">{error.message}</p>}
-      {connections.error && <p role="alert" className="error-text">{connections.error.message}</p>}
+      <ErrorText error={connections.error} />
       {connections.data?.map((c) => (
         <section key={c.id} className="run-card" aria-label={`App ${c.name}`} data-testid="connection">
           <header>
@@ -124,48 +125,42 @@ function AddConnection({ onAdded }: { onAdded: () => void }) {
     >
       <h2 style={{ margin: 0, fontSize: 18 }}>Add an App</h2>
       <div className="grid-2">
-        <div className="field">
-          <label htmlFor="app-name">Name</label>
+        <Field id="app-name" label="Name">
           <input id="app-name" value={name} onChange={(e) => setName(e.target.value)} required />
-        </div>
-        <div className="field">
-          <label htmlFor="app-kind">Kind</label>
+        </Field>
+        <Field id="app-kind" label="Kind">
           <select id="app-kind" value={kind} onChange={(e) => setKind(e.target.value as TransportKind)}>
             <option value="preset">Preset (MCP reference server)</option>
             <option value="stdio">Command (stdio)</option>
             <option value="http">URL (Streamable HTTP)</option>
           </select>
-        </div>
+        </Field>
         {kind === "preset" && (
-          <div className="field">
-            <label htmlFor="app-preset">Preset</label>
+          <Field id="app-preset" label="Preset">
             <select id="app-preset" value={preset} onChange={(e) => setPreset(e.target.value)}>
               <option value="everything">everything</option>
               <option value="memory">memory</option>
               <option value="filesystem">filesystem</option>
             </select>
-          </div>
+          </Field>
         )}
         {kind === "stdio" && (
           <>
-            <div className="field">
-              <label htmlFor="app-command">Command</label>
+            <Field id="app-command" label="Command">
               <input id="app-command" value={command} onChange={(e) => setCommand(e.target.value)} required />
-            </div>
-            <div className="field">
-              <label htmlFor="app-args">Arguments</label>
+            </Field>
+            <Field id="app-args" label="Arguments">
               <input id="app-args" value={args} onChange={(e) => setArgs(e.target.value)} placeholder="separated by spaces" />
-            </div>
+            </Field>
           </>
         )}
         {kind === "http" && (
-          <div className="field">
-            <label htmlFor="app-url">URL</label>
+          <Field id="app-url" label="URL">
             <input id="app-url" value={url} onChange={(e) => setUrl(e.target.value)} placeholder="http://127.0.0.1:3001/mcp" required />
-          </div>
+          </Field>
         )}
       </div>
-      {add.error && <p role="alert" className="error-text">{add.error.message}</p>}
+      <ErrorText error={add.error} />
       <div className="row">
         <button className="primary" type="submit" disabled={add.isPending || !name.trim()}>
           {add.isPending ? "Connecting…" : "Add App"}

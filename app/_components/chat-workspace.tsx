@@ -18,6 +18,7 @@ import { ChatThread } from "./chat-thread";
 import { DecisionCard } from "./decision-card";
 import { InputForm } from "./input-form";
 import { RunCard } from "./run-card";
+import { ErrorText, Field } from "./field";
 
 const EXAMPLE = `const [today, tomorrow] = await Promise.all([
   apps.work_calendar.list_events({ day: "2026-10-23" }),
@@ -46,7 +47,7 @@ export function ChatWorkspace({ chatId }: { chatId?: string }) {
         <button className="primary" type="button" onClick={() => create.mutate({ title: `Chat ${new Date().toLocaleString()}` })} disabled={create.isPending}>
           New chat
         </button>
-        {create.error && <p role="alert" className="error-text small">{create.error.message}</p>}
+        <ErrorText error={create.error} className="small" />
         <ul className="chat-list">
           {chats.data?.map((c) => (
             <li key={c.id}>
@@ -180,8 +181,7 @@ function ChatView({ chatId }: { chatId: string }) {
           void run();
         }}
       >
-        <div className="field">
-          <label htmlFor="program">Program</label>
+        <Field id="program" label="Program" hint="The body of an async function. Ctrl+Enter runs it.">
           <textarea
             id="program"
             className="code"
@@ -195,21 +195,18 @@ function ChatView({ chatId }: { chatId: string }) {
               }
             }}
           />
-          <span className="hint">The body of an async function. Ctrl+Enter runs it.</span>
-        </div>
+        </Field>
         <BindingsPanel />
         <div className="grid-2">
-          <div className="field">
-            <label htmlFor="reason">Reason</label>
+          <Field id="reason" label="Reason">
             <input id="reason" value={reason} onChange={(e) => setReason(e.target.value)} placeholder="What the program is for" />
-          </div>
-          <div className="field">
-            <label htmlFor="language">Language</label>
+          </Field>
+          <Field id="language" label="Language">
             <select id="language" value={language} onChange={(e) => setLanguage(e.target.value as typeof language)}>
               <option value="javascript">JavaScript</option>
               <option value="typescript">TypeScript</option>
             </select>
-          </div>
+          </Field>
         </div>
         {error && <p role="alert" className="error-text">{error}</p>}
         <div className="row">

@@ -4,6 +4,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { PERMISSIONS, type Permission } from "@/contracts/permissions";
 import { useTRPC } from "../_lib/trpc";
+import { ErrorText, Field } from "./field";
 
 export function KeysAdmin() {
   const trpc = useTRPC();
@@ -44,19 +45,17 @@ export function KeysAdmin() {
           ))}
         </ul>
         <div className="grid-2">
-          <div className="field">
-            <label htmlFor="person-name">Name</label>
+          <Field id="person-name" label="Name">
             <input id="person-name" value={personName} onChange={(e) => setPersonName(e.target.value)} required />
-          </div>
-          <div className="field">
-            <label htmlFor="person-role">Role</label>
+          </Field>
+          <Field id="person-role" label="Role">
             <select id="person-role" value={role} onChange={(e) => setRole(e.target.value as typeof role)}>
               <option value="member">member</option>
               <option value="admin">admin</option>
             </select>
-          </div>
+          </Field>
         </div>
-        {addUser.error && <p role="alert" className="error-text">{addUser.error.message}</p>}
+        <ErrorText error={addUser.error} />
         <div className="row">
           <button type="submit" disabled={addUser.isPending}>Add person</button>
         </div>
@@ -72,19 +71,17 @@ export function KeysAdmin() {
       >
         <h2 style={{ margin: 0, fontSize: 18 }}>Create an API key</h2>
         <div className="grid-2">
-          <div className="field">
-            <label htmlFor="key-user">Person</label>
+          <Field id="key-user" label="Person">
             <select id="key-user" value={userId} onChange={(e) => setUserId(e.target.value)} required>
               <option value="">Choose…</option>
               {users.data?.map((u) => (
                 <option key={u.id} value={u.id}>{u.name}</option>
               ))}
             </select>
-          </div>
-          <div className="field">
-            <label htmlFor="key-name">Key name</label>
+          </Field>
+          <Field id="key-name" label="Key name">
             <input id="key-name" value={keyName} onChange={(e) => setKeyName(e.target.value)} required />
-          </div>
+          </Field>
         </div>
         <fieldset className="row" style={{ border: 0, padding: 0 }}>
           <legend className="small muted">Permissions</legend>
@@ -95,7 +92,7 @@ export function KeysAdmin() {
             </label>
           ))}
         </fieldset>
-        {addKey.error && <p role="alert" className="error-text">{addKey.error.message}</p>}
+        <ErrorText error={addKey.error} />
         {token && (
           <p role="status" className="ok-text" data-testid="new-token">
             Copy this token now; it is not shown again: <code>{token}</code>

@@ -7,6 +7,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { MODEL_PROVIDERS, type ModelProvider, type PlatformSettings } from "@/contracts/settings";
 import { useTRPC } from "../_lib/trpc";
+import { Field } from "./field";
 
 export function ModelForm() {
   const trpc = useTRPC();
@@ -69,27 +70,22 @@ export function ModelForm() {
         {current.model ? `Configured: ${current.model.provider} · ${current.model.model}. API key ${current.model.apiKeySet ? "set" : "not set"}.` : "No model is configured: chats run in manual mode."}
       </p>
       <div className="grid-2">
-        <div className="field">
-          <label htmlFor="provider">Provider</label>
+        <Field id="provider" label="Provider">
           <select id="provider" value={provider} onChange={(e) => setProvider(e.target.value as ModelProvider)}>
             {MODEL_PROVIDERS.map((p) => (
               <option key={p} value={p}>{p}</option>
             ))}
           </select>
-        </div>
-        <div className="field">
-          <label htmlFor="model-name">Model</label>
+        </Field>
+        <Field id="model-name" label="Model">
           <input id="model-name" value={model} onChange={(e) => setModel(e.target.value)} placeholder="llama3.1, gpt-4o-mini, claude-sonnet-4-5…" required />
-        </div>
-        <div className="field">
-          <label htmlFor="base-url">Base URL</label>
+        </Field>
+        <Field id="base-url" label="Base URL" hint="Required for openai-compatible; optional otherwise.">
           <input id="base-url" value={baseURL} onChange={(e) => setBaseURL(e.target.value)} placeholder="http://127.0.0.1:11434/v1" />
-          <span className="hint">Required for openai-compatible; optional otherwise.</span>
-        </div>
-        <div className="field">
-          <label htmlFor="api-key">API key</label>
+        </Field>
+        <Field id="api-key" label="API key">
           <input id="api-key" type="password" autoComplete="off" value={apiKey} onChange={(e) => setApiKey(e.target.value)} placeholder={current.model?.apiKeySet ? "stored — leave empty to keep" : "optional"} />
-        </div>
+        </Field>
       </div>
       {notice && (
         <p role="status" className={notice.ok ? "ok-text" : "error-text"} data-testid="model-notice">

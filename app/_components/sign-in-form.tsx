@@ -3,6 +3,7 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { useTRPC } from "../_lib/trpc";
+import { ErrorText, Field } from "./field";
 
 export function SignInForm() {
   const trpc = useTRPC();
@@ -23,11 +24,10 @@ export function SignInForm() {
           Use an API token. On first start the server printed an admin token and saved it to
           <code> &lt;data dir&gt;/admin-token</code>.
         </p>
-        <div className="field">
-          <label htmlFor="token">Token</label>
+        <Field id="token" label="Token">
           <input id="token" name="token" type="password" autoComplete="current-password" value={token} onChange={(e) => setToken(e.target.value)} required />
-        </div>
-        {signIn.error && <p role="alert" className="error-text">{signIn.error.message}</p>}
+        </Field>
+        <ErrorText error={signIn.error} />
         <button className="primary" type="submit" disabled={signIn.isPending || !token.trim()}>
           {signIn.isPending ? "Signing in…" : "Sign in"}
         </button>

@@ -6,6 +6,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { useTRPC } from "../_lib/trpc";
+import { ErrorText, Field } from "./field";
 
 function parseTargets(text: string) {
   return text
@@ -50,22 +51,17 @@ export function VaultAdmin() {
       >
         <h2 style={{ margin: 0, fontSize: 18 }}>Add a secret</h2>
         <div className="grid-2">
-          <div className="field">
-            <label htmlFor="vault-name">Name</label>
+          <Field id="vault-name" label="Name" hint="Programs see it as vault.github.token — a reference, never the secret.">
             <input id="vault-name" value={name} onChange={(e) => setName(e.target.value)} placeholder="github/token" required />
-            <span className="hint">Programs see it as vault.github.token — a reference, never the secret.</span>
-          </div>
-          <div className="field">
-            <label htmlFor="vault-secret">Secret</label>
+          </Field>
+          <Field id="vault-secret" label="Secret">
             <input id="vault-secret" type="password" autoComplete="off" value={secret} onChange={(e) => setSecret(e.target.value)} required />
-          </div>
-          <div className="field">
-            <label htmlFor="vault-targets">Allowed targets</label>
+          </Field>
+          <Field id="vault-targets" label="Allowed targets" hint="connection/tool pairs, separated by commas (connection slug, name or id; tool name).">
             <input id="vault-targets" value={targets} onChange={(e) => setTargets(e.target.value)} placeholder="everything/echo, github/create-issue" />
-            <span className="hint">connection/tool pairs, separated by commas (connection slug, name or id; tool name).</span>
-          </div>
+          </Field>
         </div>
-        {create.error && <p role="alert" className="error-text">{create.error.message}</p>}
+        <ErrorText error={create.error} />
         <div className="row">
           <button className="primary" type="submit" disabled={create.isPending}>Add secret</button>
         </div>

@@ -95,13 +95,6 @@ async function directTools(tools: ToolEntry[], style: "mcp" | "openbot"): Promis
   );
 }
 
-interface Row {
-  label: string;
-  tokens: number;
-  cl: number;
-  note?: string;
-}
-
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 const num = (n: number) => n.toLocaleString("en-US");
 const verdict = (ratio: number, target: number) => (ratio <= target ? "PASS" : "MISS");

@@ -600,6 +600,7 @@ export async function finishRun(
         Date.now(),
         runId,
       ]);
+      reportLater(ctx.platform, runId);
     }
   } else if (outcome.status === "failed") {
     await failRun(ctx, runId, outcome.reason, outcome.message, outcome.logs);
@@ -607,7 +608,6 @@ export async function finishRun(
     await ctx.platform.db.query("update code_runs set status = 'Waiting', updated_at = $1 where id = $2 and status = 'Running'", [Date.now(), runId]);
   }
   ctx.platform.events.emit("run", { runId });
-  reportLater(ctx.platform, runId);
   return getRun(ctx, runId);
 }
 

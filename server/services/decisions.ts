@@ -3,13 +3,13 @@
  * answers once (a second answer is a conflict). After the answer the program is run again from the top
  * on the server runner, replaying every recorded call; a denied call throws AppCallDenied there.
  */
+import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { CallOutcome } from "@/contracts/engine";
+import type { ToolEntry } from "../apps/registry";
 import type { Platform } from "../platform";
 import { type Principal, requireAuth, requirePermission } from "./auth";
 import { ownedChat } from "./chats";
-import type { ToolEntry } from "../apps/registry";
-import { randomUUID } from "node:crypto";
 import { performAppCall, recordOutcome, resumeRun, type ServiceContext } from "./code-runs";
 import { AppError, invalidInput } from "./errors";
 

@@ -4,7 +4,6 @@
  * encrypted — a marker used in all three is not in the database.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openDb } from "@/server/db/client";
 import { migrate } from "@/server/db/migrate";
 import { MIGRATIONS } from "@/server/db/migrations";
 import { readSettings, updateSettings } from "@/server/services/settings";
