@@ -2,7 +2,12 @@ import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
-  resolve: { alias: { "@": fileURLToPath(new URL("./", import.meta.url)) } },
+  resolve: {
+    alias: {
+      "@": fileURLToPath(new URL("./", import.meta.url)),
+      "server-only": fileURLToPath(new URL("./test/helpers/server-only.ts", import.meta.url)),
+    },
+  },
   test: {
     include: ["test/**/*.test.ts"],
     exclude: ["test/e2e/**", "node_modules/**"],

@@ -1,9 +1,8 @@
 /**
- * The process-wide parts of the server: database, key ring, App registry and the sandbox runner. Made
- * once per process and kept on globalThis, because Next loads instrumentation, route handlers and pages
- * as separate module instances. Tests make their own with `createPlatform`.
+ * The infrastructure of the server: database (migrated), key ring, App registry, the sandbox runner and
+ * the event bus. It imports no service; `server/boot.ts` composes it with the services (bootstrap, the
+ * agent's subscriptions, the sweeper) and keeps the process's one platform on globalThis.
  */
-import { EventEmitter } from "node:events";
 import path from "node:path";
 import { SandboxSupervisor } from "@/worker/supervisor";
 import { spawnNodeWorker } from "@/worker/node-port";
@@ -13,9 +12,8 @@ import { type Db, openDb } from "./db/client";
 import { migrate } from "./db/migrate";
 import { type Env, readEnv } from "./env";
 import { loadKeyRing } from "./keys";
+import { EventBus } from "./events";
 import { logEvent, logFailure } from "./log";
-import { bootstrapAdmin } from "./services/auth";
-import { readSettings } from "./services/settings";
 
 export interface Platform {
   env: Env;
@@ -31,14 +29,14 @@ export interface Platform {
   pageListeners: Map<string, number>;
   /** A model to use instead of the configured one (tests: the AI SDK's mock models). */
   modelOverride?: import("ai").LanguageModel;
-  /** Record changes (`run` events with runId/chatId) for live views. */
-  events: EventEmitter;
+  /** Record changes for live views and domain events for upper layers (server/events.ts). */
+  events: EventBus;
   /** Keeps background work (re-runs after a decision) observable; failures are logged. */
   track(work: Promise<unknown>): void;
   /** Resolves when all tracked background work has settled (tests, shutdown). */
   settled(): Promise<void>;
-  /** Starts the periodic sweep that finishes what dead hosts left behind (the server does; tests call sweepRuns). */
-  startSweeper(intervalMs?: number): void;
+  /** Runs `work` every `intervalMs` (tracked) until the platform closes; the first run is now. */
+  every(intervalMs: number, work: () => Promise<unknown>): void;
   seal(aad: string, plaintext: string): string;
   open(aad: string, value: string): string;
   close(): Promise<void>;
@@ -48,11 +46,9 @@ export interface CreatePlatformOptions {
   env?: Env;
   /** Keep PGlite in memory instead of under the data dir (tests). */
   inMemoryDb?: boolean;
-  /** Print the first admin token (the server does; tests read it from the return value). */
-  announce?: (token: string, file: string) => void;
 }
 
-export async function createPlatform(options: CreatePlatformOptions = {}): Promise<Platform & { createdAdminToken?: string }> {
+export async function createPlatform(options: CreatePlatformOptions = {}): Promise<Platform> {
   const env = options.env ?? readEnv();
   const db = await openDb({
     url: env.DATABASE_URL,
@@ -61,20 +57,16 @@ export async function createPlatform(options: CreatePlatformOptions = {}): Promi
   try {
     const applied = await migrate(db);
     if (applied.length) logEvent("migrated", { applied });
-    await readSettings(db);
     const keys = loadKeyRing(env);
-    const { createdToken } = await bootstrapAdmin(db, env.dataDir, env.OPENBOT_ADMIN_TOKEN);
-    if (createdToken) options.announce?.(createdToken, path.join(env.dataDir, "admin-token"));
     const apps = await AppRegistry.start({ db, dataDir: env.dataDir });
     const runner = new SandboxSupervisor({ spawn: spawnNodeWorker });
     const activeRuns = new Map<string, AbortController>();
     const activeTurns = new Map<string, AbortController>();
     const pageListeners = new Map<string, number>();
-    const events = new EventEmitter();
-    events.setMaxListeners(0);
+    const events = new EventBus();
     const background = new Set<Promise<unknown>>();
-    let sweeper: ReturnType<typeof setInterval> | undefined;
-    const platform: Platform & { createdAdminToken?: string } = {
+    const timers = new Set<ReturnType<typeof setInterval>>();
+    const platform: Platform = {
       env,
       db,
       keys,
@@ -91,17 +83,17 @@ export async function createPlatform(options: CreatePlatformOptions = {}): Promi
       async settled() {
         while (background.size) await Promise.allSettled([...background]);
       },
-      createdAdminToken: createdToken,
       seal: (aad, plaintext) => encrypt(keys, plaintext, aad),
       open: (aad, value) => decrypt(keys, value, aad),
-      startSweeper(intervalMs = 15_000) {
-        const sweep = () => platform.track(import("./services/code-runs").then(({ sweepRuns }) => sweepRuns(platform)));
-        sweep();
-        sweeper = setInterval(sweep, intervalMs);
-        sweeper.unref();
+      every(intervalMs, work) {
+        const tick = () => platform.track(work());
+        tick();
+        const timer = setInterval(tick, intervalMs);
+        timer.unref();
+        timers.add(timer);
       },
       async close() {
-        if (sweeper) clearInterval(sweeper);
+        for (const timer of timers) clearInterval(timer);
         for (const c of activeRuns.values()) c.abort();
         for (const c of activeTurns.values()) c.abort();
         await Promise.allSettled([...background]);
@@ -115,36 +107,4 @@ export async function createPlatform(options: CreatePlatformOptions = {}): Promi
     await db.close().catch(() => undefined);
     throw error;
   }
-}
-
-const GLOBAL_KEY = Symbol.for("openbot.platform");
-type GlobalWithPlatform = typeof globalThis & { [GLOBAL_KEY]?: Promise<Platform> };
-
-/** The process's platform, created on first use. */
-export function getPlatform(): Promise<Platform> {
-  const g = globalThis as GlobalWithPlatform;
-  g[GLOBAL_KEY] ??= createPlatform({
-    announce: (token, file) => {
-      process.stdout.write(
-        `\nOpenBot created an admin token (shown once; also saved to ${file} with mode 0600):\n\n  ${token}\n\nSign in with it at the web page.\n\n`,
-      );
-    },
-  })
-    .then((platform) => {
-      platform.startSweeper();
-      return platform;
-    })
-    .catch((error: unknown) => {
-    delete g[GLOBAL_KEY];
-    throw error;
-  });
-  return g[GLOBAL_KEY];
-}
-
-/** Closes the process's platform if one was made. */
-export async function closePlatform(): Promise<void> {
-  const g = globalThis as GlobalWithPlatform;
-  const pending = g[GLOBAL_KEY];
-  delete g[GLOBAL_KEY];
-  if (pending) await (await pending).close();
 }

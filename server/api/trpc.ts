@@ -5,7 +5,7 @@
  */
 import { initTRPC, TRPCError } from "@trpc/server";
 import type { Platform } from "../platform";
-import { getPlatform } from "../platform";
+import { getPlatform } from "../boot";
 import { authenticate, type Principal, readCookie, SESSION_COOKIE } from "../services/auth";
 import { AppError, type AppErrorCode } from "../services/errors";
 

@@ -611,9 +611,9 @@ export async function finishRun(
   return getRun(ctx, runId);
 }
 
-/** A run that ends after its turn moved on is posted into the chat (agent/turns decides if it did). */
+/** A run ended: subscribers (the agent posts it into the chat when its turn moved on) take it from here. */
 function reportLater(platform: Platform, runId: string): void {
-  platform.track(import("./agent/turns").then(({ reportRunIfLate }) => reportRunIfLate(platform, runId)));
+  platform.events.emit("run-settled", { runId });
 }
 
 /**

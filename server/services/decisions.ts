@@ -126,21 +126,22 @@ export async function requestDirectDecision(
   return id;
 }
 
-/** After the decision on a direct call: send it (allow) or not (deny), and post the result into the chat. */
+/** After the decision on a direct call: send it (allow) or not (deny); subscribers post the result into the chat. */
 async function finishDirectCall(ctx: ServiceContext, view: DecisionView): Promise<void> {
-  const { postLateResult } = await import("./agent/turns");
-  const binding = view.request.app.binding;
   const keyId = ctx.principal?.keyId ?? null;
+  const settled = (summary: string, payload: unknown) =>
+    ctx.platform.events.emit("direct-call-settled", { chatId: view.chatId, keyId, summary, payload });
+  const binding = view.request.app.binding;
   if (view.status !== "allowed") {
-    await postLateResult(ctx.platform, view.chatId, keyId, `The call apps.${binding} was not allowed.`, { decision: view.status });
+    settled(`The call apps.${binding} was not allowed.`, { decision: view.status });
     return;
   }
   const entry = ctx.platform.apps.resolve(binding);
   if (!entry) {
-    await postLateResult(ctx.platform, view.chatId, keyId, `The call apps.${binding} could not be sent: the App is gone.`, {});
+    settled(`The call apps.${binding} could not be sent: the App is gone.`, {});
     return;
   }
   const { outcome } = await performAppCall(ctx.platform, { chatId: view.chatId, runId: null, index: null, entry, argsJson: JSON.stringify(view.request.app.arguments ?? {}) });
   const payload = outcome.type === "ok" ? (JSON.parse(outcome.resultJson) as unknown) : { error: { name: outcome.name, message: outcome.message } };
-  await postLateResult(ctx.platform, view.chatId, keyId, `The call apps.${binding} was allowed and sent.`, payload);
+  settled(`The call apps.${binding} was allowed and sent.`, payload);
 }

@@ -9,7 +9,8 @@ import path from "node:path";
 import { appRouter } from "@/server/api/root";
 import { createContextInner } from "@/server/api/trpc";
 import { readEnv } from "@/server/env";
-import { createPlatform, type Platform } from "@/server/platform";
+import { bootPlatform } from "@/server/boot";
+import type { Platform } from "@/server/platform";
 import { type Principal, principalFromToken } from "@/server/services/auth";
 
 export const ADMIN_TOKEN = "obk_test-admin-token-0123456789";
@@ -26,7 +27,7 @@ export interface TestPlatform {
 export async function startTestPlatform(options: { inMemoryDb?: boolean; env?: Record<string, string>; codeMode?: boolean } = {}): Promise<TestPlatform> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "openbot-test-"));
   const env = readEnv({ OPENBOT_DATA_DIR: dataDir, OPENBOT_ADMIN_TOKEN: ADMIN_TOKEN, ...options.env });
-  const platform = await createPlatform({ env, inMemoryDb: options.inMemoryDb ?? true });
+  const platform = await bootPlatform({ env, inMemoryDb: options.inMemoryDb ?? true });
   const admin = (await principalFromToken(platform.db, ADMIN_TOKEN))!;
   if (options.codeMode) {
     const caller = appRouter.createCaller(createContextInner(platform, admin));

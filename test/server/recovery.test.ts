@@ -13,7 +13,7 @@ import { migrate } from "@/server/db/migrate";
 import { MIGRATIONS } from "@/server/db/migrations";
 import { readEnv } from "@/server/env";
 import { loadKeyRing } from "@/server/keys";
-import { createPlatform } from "@/server/platform";
+import { bootPlatform } from "@/server/boot";
 import { principalFromToken } from "@/server/services/auth";
 import { sweepRuns } from "@/server/services/code-runs";
 import { appRouter } from "@/server/api/root";
@@ -89,7 +89,7 @@ describe("recovery", () => {
     await old.close();
 
     // The upgrade: the new release starts on the same data dir.
-    const platform = await createPlatform({ env });
+    const platform = await bootPlatform({ env });
     cleanup.push(() => platform.close());
     const admin = (await principalFromToken(platform.db, ADMIN_TOKEN))!;
     const caller = appRouter.createCaller(createContextInner(platform, admin));

@@ -1,4 +1,4 @@
-import { getPlatform } from "@/server/platform";
+import { getPlatform } from "@/server/boot";
 
 export const dynamic = "force-dynamic";
 

@@ -1,7 +1,8 @@
 import { on } from "node:events";
 import { z } from "zod";
 import { readableChat } from "../../services/chats";
-import { listMessages, getTurn, startTurn, stopTurn, type TurnEvent } from "../../services/agent/turns";
+import type { TurnEvent } from "@/contracts/turn-events";
+import { listMessages, getTurn, startTurn, stopTurn } from "../../services/agent/turns";
 import { createTRPCRouter, publicProcedure } from "../trpc";
 
 export const turnsRouter = createTRPCRouter({

@@ -10,6 +10,7 @@ import { randomUUID } from "node:crypto";
 import { jsonSchema, type LanguageModel, type ModelMessage, stepCountIs, streamText, tool, type ToolSet } from "ai";
 import { z } from "zod";
 import type { CodeRunRecord } from "@/contracts/code-run";
+import type { TurnEvent, TurnStatus } from "@/contracts/turn-events";
 import { canonicalJson } from "@/worker/canonical-json";
 import type { ToolEntry } from "../../apps/registry";
 import { declarations } from "../../apps/declarations";
@@ -18,13 +19,13 @@ import type { Platform } from "../../platform";
 import { type Principal, principalFromKeyId, requireAuth, requirePermission } from "../auth";
 import { checkAppCall } from "../capability";
 import { ownedChat, readableChat, touchChat } from "../chats";
-import { claimRun, getRun, performAppCall, readRecordInternal, runTicketOnServer, type ServiceContext, startRun } from "../code-runs";
+import { cancelRun, claimRun, getRun, performAppCall, readRecordInternal, runTicketOnServer, type ServiceContext, startRun } from "../code-runs";
 import { AppError, invalidInput } from "../errors";
+import { requestDirectDecision } from "../decisions";
 import { readSettings } from "../settings";
 import { resolveModel } from "./models";
 import { CODE_API_DESCRIPTION, CODE_API_TOOL, RUN_CODE_TOOL, runCodeDescription, SYSTEM_PROMPT } from "./prompt";
 
-export type TurnStatus = "Running" | "Completed" | "Failed" | "Cancelled";
 
 export interface ChatMessageView {
   id: string;
@@ -46,15 +47,6 @@ export interface TurnView {
   createdAt: number;
   updatedAt: number;
 }
-
-/** Live events of a chat's turns, published on `platform.events` as "turn". */
-export type TurnEvent =
-  | { type: "turn-start"; turnId: string }
-  | { type: "text-delta"; turnId: string; text: string }
-  | { type: "tool-call"; turnId: string; toolCallId: string; toolName: string }
-  | { type: "run-request"; turnId: string; runId: string; attempt: number }
-  | { type: "tool-result"; turnId: string; toolCallId: string }
-  | { type: "turn-end"; turnId: string; status: TurnStatus };
 
 const emit = (platform: Platform, chatId: string, event: TurnEvent) => platform.events.emit("turn", { chatId, event });
 
@@ -215,7 +207,7 @@ async function runProgramForTurn(
   const { ticket, record } = await startRun(ctx, { chatId, code: args.code, reason: args.reason, language: args.language ?? "javascript" }, host, { turnId, callId: toolCallId });
   if (!ticket) return runToolResult(record);
   const { platform } = ctx;
-  const onAbort = () => void import("../code-runs").then(({ cancelRun }) => cancelRun(ctx, ticket.runId)).catch(() => undefined);
+  const onAbort = () => void cancelRun(ctx, ticket.runId).catch(() => undefined);
   signal.addEventListener("abort", onAbort, { once: true });
   try {
     let claimedByPage = false;
@@ -256,7 +248,7 @@ async function waitFor(platform: Platform, runId: string, timeoutMs: number, sig
         signal.removeEventListener("abort", done);
         resolve();
       };
-      const onRun = (e: { runId?: string }) => e.runId === runId && done();
+      const onRun = (e: { runId: string | null }) => e.runId === runId && done();
       const timer = setTimeout(done, Math.min(left, 1_000));
       platform.events.on("run", onRun);
       signal.addEventListener("abort", done, { once: true });
@@ -272,7 +264,6 @@ async function callToolDirectly(ctx: ServiceContext, chatId: string, turnId: str
   const verdict = checkAppCall(principal, entry, argsJson);
   if (verdict.verdict === "deny") return { error: { name: "AppCallDenied", message: verdict.message } };
   if (verdict.verdict === "ask") {
-    const { requestDirectDecision } = await import("../decisions");
     const decisionId = await requestDirectDecision(ctx, { chatId, turnId, toolCallId, entry, argsJson, capability: verdict.capability });
     return { status: "waiting", decisionId, message: "This call needs a person's decision; its result will be posted into the chat." };
   }
@@ -368,7 +359,14 @@ export async function stopTurn(ctx: ServiceContext, turnId: string): Promise<Tur
   await ownedChat(ctx.platform.db, ctx.principal, view.chatId);
   ctx.platform.activeTurns.get(turnId)?.abort();
   const running = await ctx.platform.db.query<{ id: string }>("select id from code_runs where turn_id = $1 and status in ('Running', 'Waiting')", [turnId]);
-  const { cancelRun } = await import("../code-runs");
   for (const r of running) await cancelRun(ctx, r.id).catch(() => undefined);
   return getTurn(ctx, turnId);
+}
+
+/** Wires the agent to the platform's domain events (the composition root does this once per platform). */
+export function subscribeAgent(platform: Platform): void {
+  platform.events.on("run-settled", ({ runId }) => platform.track(reportRunIfLate(platform, runId)));
+  platform.events.on("direct-call-settled", ({ chatId, keyId, summary, payload }) =>
+    platform.track(postLateResult(platform, chatId, keyId, summary, payload)),
+  );
 }

@@ -1,0 +1,64 @@
+/**
+ * The composition root: makes the platform (infrastructure), then wires the services onto it — the first
+ * admin token, the settings row, the agent's subscriptions to domain events, the sweep. The server keeps
+ * one booted platform per process on globalThis (Next loads instrumentation, route handlers and pages as
+ * separate module instances); tests boot their own.
+ */
+import "server-only";
+import path from "node:path";
+import { type CreatePlatformOptions, createPlatform, type Platform } from "./platform";
+import { subscribeAgent } from "./services/agent/turns";
+import { bootstrapAdmin } from "./services/auth";
+import { sweepRuns } from "./services/code-runs";
+import { readSettings } from "./services/settings";
+
+export interface BootOptions extends CreatePlatformOptions {
+  /** Print the first admin token (the server does; tests read `createdAdminToken`). */
+  announce?: (token: string, file: string) => void;
+  /** Sweep interval for runs whose host went away; 0 turns the sweeper off (tests call sweepRuns). Default 0. */
+  sweepIntervalMs?: number;
+}
+
+export async function bootPlatform(options: BootOptions = {}): Promise<Platform & { createdAdminToken?: string }> {
+  const platform = await createPlatform(options);
+  try {
+    await readSettings(platform.db);
+    const { env } = platform;
+    const { createdToken } = await bootstrapAdmin(platform.db, env.dataDir, env.OPENBOT_ADMIN_TOKEN);
+    if (createdToken) options.announce?.(createdToken, path.join(env.dataDir, "admin-token"));
+    subscribeAgent(platform);
+    if (options.sweepIntervalMs) platform.every(options.sweepIntervalMs, () => sweepRuns(platform));
+    return Object.assign(platform, { createdAdminToken: createdToken });
+  } catch (error) {
+    await platform.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+const GLOBAL_KEY = Symbol.for("openbot.platform");
+type GlobalWithPlatform = typeof globalThis & { [GLOBAL_KEY]?: Promise<Platform> };
+
+/** The process's platform, booted on first use. */
+export function getPlatform(): Promise<Platform> {
+  const g = globalThis as GlobalWithPlatform;
+  g[GLOBAL_KEY] ??= bootPlatform({
+    sweepIntervalMs: 15_000,
+    announce: (token, file) => {
+      process.stdout.write(
+        `\nOpenBot created an admin token (shown once; also saved to ${file} with mode 0600):\n\n  ${token}\n\nSign in with it at the web page.\n\n`,
+      );
+    },
+  }).catch((error: unknown) => {
+    delete g[GLOBAL_KEY];
+    throw error;
+  });
+  return g[GLOBAL_KEY];
+}
+
+/** Closes the process's platform if one was made. */
+export async function closePlatform(): Promise<void> {
+  const g = globalThis as GlobalWithPlatform;
+  const pending = g[GLOBAL_KEY];
+  delete g[GLOBAL_KEY];
+  if (pending) await (await pending).close();
+}
