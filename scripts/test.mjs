@@ -1,4 +1,4 @@
-// `npm test`: everything CI runs. Unit and integration tests (vitest), then the app is built and the
+// `npm test`: everything CI runs. `npm run check` (format, lint, typecheck, import cycles), unit and integration tests (vitest), then the app is built and the
 // end-to-end and HTTP tests run in a real Chromium (Playwright) against a real server.
 import { spawnSync } from "node:child_process";
 import { buildIfNeeded, root } from "./build-if-needed.mjs";
@@ -13,6 +13,9 @@ const node = (args, env = {}) => {
 
 node(["scripts/build-worker.mjs"]);
 if (!e2eOnly) {
+  // Format, lint, typecheck and import cycles first: CI runs the README's test command, so it runs these.
+  const check = spawnSync("npm", ["run", "-s", "check"], { stdio: "inherit", shell: process.platform === "win32" });
+  if (check.status !== 0) process.exit(check.status ?? 1);
   if (!process.env.OPENBOT_TEST_DATABASE_URL) {
     console.log("Note: OPENBOT_TEST_DATABASE_URL is not set, so the Postgres runs of the storage tests are skipped (.ci/run starts a Postgres and sets it).");
   }
