@@ -17,7 +17,7 @@ import { AppCallError, type AppCallResult, ConnectionConfigError } from "./error
 import { assignSlugs, slugify } from "./slug";
 import { parseTransport, redactTransport, type TransportConfig } from "./transports";
 
-export { AppCallError, ConnectionConfigError } from "./errors";
+export { AppCallError, ConnectionConfigError, isAppCallError, isConnectionConfigError } from "./errors";
 export type { AppCallFailure, AppCallResult } from "./errors";
 export type { InputAnswer, PendingInput } from "./elicitation";
 export type { ConnectionStatus, Policy } from "./connection";
