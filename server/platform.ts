@@ -65,7 +65,7 @@ export async function createPlatform(options: CreatePlatformOptions = {}): Promi
     const keys = loadKeyRing(env);
     const { createdToken } = await bootstrapAdmin(db, env.dataDir, env.OPENBOT_ADMIN_TOKEN);
     if (createdToken) options.announce?.(createdToken, path.join(env.dataDir, "admin-token"));
-    const apps = await AppRegistry.start({ db, dataDir: env.dataDir });
+    const apps = await AppRegistry.start({ db, dataDir: env.dataDir, callTimeoutMs: env.OPENBOT_APP_CALL_TIMEOUT_MS });
     const runner = new SandboxSupervisor({ spawn: spawnNodeWorker });
     const activeRuns = new Map<string, AbortController>();
     const activeTurns = new Map<string, AbortController>();
