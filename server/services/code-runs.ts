@@ -517,7 +517,9 @@ export async function performAppCall(
     }
     const reason = known?.reason ?? "unavailable";
     const message = known?.message ?? "The App could not be reached.";
-    if (!known) logFailure("app_call_failed", error, { runId: call.runId, index: call.index, operationId: opId });
+    const where = { runId: call.runId, index: call.index, operationId: opId };
+    if (known) logOutcome("app_call_failed", `AppCallError:${reason}`, where);
+    else logFailure("app_call_failed", error, where);
     const details: Record<string, unknown> = { reason };
     if (known?.result !== undefined) details.result = known.result;
     outcome = { type: "error", name: "AppCallFailed", message, details };

@@ -138,7 +138,8 @@ throw new Error("${PROGRAM_TEXT}: " + seen)`);
   expect(gone).toMatchObject({ name: "AppCallFailed", reason: "unavailable" });
 
   const lines = log.split("\n");
-  expect(lines.some((line) => line.includes(after.result.errorId))).toBe(true);
+  expect(lines.some((line) => line.includes(after.result.errorId) && line.includes('"kind":"Error"'))).toBe(true);
+  expect(lines.some((line) => line.includes('"event":"app_call_failed"') && line.includes('"kind":"AppCallError:tool_error"'))).toBe(true);
   expect(log).not.toContain(SECRET);
   expect(log).not.toContain(PROGRAM_TEXT);
   expect(log).not.toContain("The App refused");
