@@ -16,6 +16,13 @@ const schema = z.object({
   OPENBOT_ENCRYPTION_KEY: z.string().optional(),
   /** Earlier keys that still decrypt, comma-separated (set during a key rotation). */
   OPENBOT_OLD_ENCRYPTION_KEYS: z.string().optional(),
+  /** Deadline of one App call in ms (100–3600000). Default 30000. */
+  OPENBOT_APP_CALL_TIMEOUT_MS: z.coerce
+    .number({ error: "OPENBOT_APP_CALL_TIMEOUT_MS must be a number of milliseconds" })
+    .int("OPENBOT_APP_CALL_TIMEOUT_MS must be a whole number")
+    .min(100, "OPENBOT_APP_CALL_TIMEOUT_MS must be at least 100")
+    .max(3_600_000, "OPENBOT_APP_CALL_TIMEOUT_MS must be at most 3600000")
+    .default(30_000),
 });
 
 export type Env = z.infer<typeof schema> & { dataDir: string };
@@ -27,6 +34,7 @@ export function readEnv(source: Record<string, string | undefined> = process.env
     DATABASE_URL: source.DATABASE_URL || undefined,
     OPENBOT_ENCRYPTION_KEY: source.OPENBOT_ENCRYPTION_KEY || undefined,
     OPENBOT_OLD_ENCRYPTION_KEYS: source.OPENBOT_OLD_ENCRYPTION_KEYS || undefined,
+    OPENBOT_APP_CALL_TIMEOUT_MS: source.OPENBOT_APP_CALL_TIMEOUT_MS || undefined,
   });
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);

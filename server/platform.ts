@@ -58,7 +58,7 @@ export async function createPlatform(options: CreatePlatformOptions = {}): Promi
     const applied = await migrate(db);
     if (applied.length) logEvent("migrated", { applied });
     const keys = loadKeyRing(env);
-    const apps = await AppRegistry.start({ db, dataDir: env.dataDir });
+    const apps = await AppRegistry.start({ db, dataDir: env.dataDir, callTimeoutMs: env.OPENBOT_APP_CALL_TIMEOUT_MS });
     const runner = new SandboxSupervisor({ spawn: spawnNodeWorker });
     const activeRuns = new Map<string, AbortController>();
     const activeTurns = new Map<string, AbortController>();

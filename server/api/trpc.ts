@@ -7,7 +7,7 @@ import { initTRPC, TRPCError } from "@trpc/server";
 import type { Platform } from "../platform";
 import { getPlatform } from "../boot";
 import { authenticate, type Principal, readCookie, SESSION_COOKIE } from "../services/auth";
-import { AppError, type AppErrorCode } from "../services/errors";
+import { type AppErrorCode, isAppError } from "../services/errors";
 
 export interface Context {
   platform: Platform;
@@ -43,15 +43,15 @@ const t = initTRPC.context<Context>().create({
     const cause = error.cause;
     return {
       ...shape,
-      data: { ...shape.data, stack: undefined, details: cause instanceof AppError ? (cause.details ?? null) : null },
+      data: { ...shape.data, stack: undefined, details: isAppError(cause) ? (cause.details ?? null) : null },
     };
   },
 });
 
 const domainErrors = t.middleware(async ({ next }) => {
   const result = await next();
-  if (!result.ok && result.error.cause instanceof AppError) {
-    const cause = result.error.cause;
+  const cause = result.ok ? undefined : result.error.cause;
+  if (isAppError(cause)) {
     throw new TRPCError({ code: TRPC_CODES[cause.code], message: cause.message, cause });
   }
   return result;

@@ -2,13 +2,14 @@
  * One live MCP connection: an SDK Client over the connection's transport, its tool/resource/prompt lists,
  * status, and reconnection with backoff (by default 0.5 s doubling to 30 s) after a failed start or a drop. Calls
  * always have a deadline of their own (an abort that does not rely on the SDK), fail fast while the
- * connection is not connected, and map every failure to an AppCallError.
+ * connection is not connected, and map every failure to an AppCallError. An App's question (elicitation)
+ * goes to the call that asked it: the one the transport names, else the only call in flight.
  */
+import { randomUUID } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import {
   ElicitRequestSchema,
   ErrorCode,
-  McpError,
   PromptListChangedNotificationSchema,
   ResourceListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
@@ -16,13 +17,15 @@ import {
   type ElicitRequest,
   type ElicitResult,
   type Prompt,
+  type RequestId,
   type Resource,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
+import { logEvent } from "../log";
 import type { BuiltinHost } from "./builtin/host";
 import { InputRequest, type InputAnswer } from "./elicitation";
-import { AppCallError, type AppCallResult } from "./errors";
-import { type OpenedTransport, openTransport, type TransportConfig } from "./transports";
+import { AppCallError, type AppCallResult, isAppCallError } from "./errors";
+import { CALL_META, type OpenedTransport, openTransport, type TransportConfig } from "./transports";
 
 export type Policy = "allow" | "ask" | "deny";
 export type ConnectionStatus = "connected" | "connecting" | "failed" | "disabled";
@@ -57,6 +60,8 @@ export type Operation =
   | { kind: "prompt"; name: string; args?: Record<string, string> };
 
 interface Inflight {
+  /** Marks the call's request (see CALL_META), so the transport can name the call an App's question belongs to. */
+  key: string;
   binding: string;
   tool: string;
   input?: InputRequest;
@@ -85,7 +90,7 @@ export class AppConnection {
   private attempt = 0;
   private retryTimer?: NodeJS.Timeout;
   private refreshTimer?: NodeJS.Timeout;
-  private readonly inflight = new Set<Inflight>();
+  private readonly inflight = new Map<string, Inflight>();
 
   constructor(
     public record: ConnectionRecord,
@@ -107,7 +112,7 @@ export class AppConnection {
     clearTimeout(this.retryTimer);
     clearTimeout(this.refreshTimer);
     this.retryTimer = undefined;
-    for (const call of this.inflight) call.input?.dispose();
+    for (const call of this.inflight.values()) call.input?.dispose();
     const client = this.client;
     this.client = undefined;
     this.opened = undefined;
@@ -127,7 +132,7 @@ export class AppConnection {
     this.deps.onChange();
     let opened: OpenedTransport | undefined;
     const client = new Client({ name: "openbot", version: "0.1.0" }, { capabilities: { elicitation: { form: {} } } });
-    client.setRequestHandler(ElicitRequestSchema, (request) => this.elicit(gen, request.params));
+    client.setRequestHandler(ElicitRequestSchema, (request, extra) => this.elicit(gen, request.params, opened, extra.requestId));
     for (const schema of [ToolListChangedNotificationSchema, ResourceListChangedNotificationSchema, PromptListChangedNotificationSchema]) {
       client.setNotificationHandler(schema, () => this.refreshSoon(gen));
     }
@@ -243,7 +248,8 @@ export class AppConnection {
     });
     // The SDK's own deadline is a backstop far beyond ours (it must outlive a wait for a person's input).
     const requestOptions = { signal: controller.signal, timeout: opts.timeoutMs + this.deps.inputTimeoutMs + 60_000 };
-    const sent = send(client, op, requestOptions).then((raw) => shape(op, raw, label));
+    const key = randomUUID();
+    const sent = send(client, op, requestOptions, key).then((raw) => shape(op, raw, label));
     let record: Inflight | undefined;
     const result = Promise.race([sent, aborted])
       .catch((error: unknown) => {
@@ -252,13 +258,14 @@ export class AppConnection {
       .finally(() => {
         disarm();
         opts.signal?.removeEventListener("abort", onCallerAbort);
-        if (record) this.inflight.delete(record);
+        if (record) this.inflight.delete(record.key);
         record?.input?.dispose();
       });
     result.catch(() => undefined);
     arm(opts.timeoutMs);
     return new Promise<AppCallResult>((resolve, reject) => {
       record = {
+        key,
         binding: opts.binding,
         tool: op.kind === "tool" ? op.name : op.kind === "resource" ? "resources/read" : "prompts/get",
         askInput: (input) =>
@@ -267,14 +274,14 @@ export class AppConnection {
         disarm,
         result,
       };
-      this.inflight.add(record);
+      this.inflight.set(key, record);
       result.then(resolve, reject);
     });
   }
 
   private mapError(gen: number, error: unknown, label: string): AppCallError {
-    if (error instanceof AppCallError) return error;
-    if (error instanceof McpError) {
+    if (isAppCallError(error)) return error;
+    if (isMcpError(error)) {
       if (error.code === ErrorCode.RequestTimeout) return new AppCallError("timeout", `${label} did not answer in time.`);
       if (error.code === ErrorCode.ConnectionClosed) {
         this.fail(gen, "The connection closed.");
@@ -286,11 +293,19 @@ export class AppConnection {
     return new AppCallError("unavailable", `${this.record.name} could not be reached.`);
   }
 
-  /** An elicitation from the App: handed to the oldest call still without one, else declined. */
-  private elicit(gen: number, params: ElicitRequest["params"]): Promise<ElicitResult> {
-    const call = [...this.inflight].find((c) => !c.input);
-    if (gen !== this.generation || !call || params.mode === "url" || !("requestedSchema" in params)) {
-      return Promise.resolve({ action: "decline" });
+  /**
+   * An elicitation from the App, handed to the call that asked it: the one the transport names (Streamable
+   * HTTP: the request on whose stream it came), else the only call in flight. When several calls are in
+   * flight and the transport cannot say (stdio), it is cancelled rather than shown under the wrong call.
+   */
+  private elicit(gen: number, params: ElicitRequest["params"], opened: OpenedTransport | undefined, requestId: RequestId): Promise<ElicitResult> {
+    if (gen !== this.generation || params.mode === "url" || !("requestedSchema" in params)) return Promise.resolve({ action: "decline" });
+    const named = opened?.askedBy(requestId);
+    const waiting = [...this.inflight.values()].filter((c) => !c.input);
+    const call = named !== undefined ? this.inflight.get(named) : waiting.length === 1 ? waiting[0] : undefined;
+    if (!call || call.input) {
+      logEvent("app_input_unattributed", { connectionId: this.record.id, inFlight: this.inflight.size });
+      return Promise.resolve({ action: "cancel" });
     }
     let respond: (answer: InputAnswer) => void = () => undefined;
     const answered = new Promise<ElicitResult>((resolve) => {
@@ -316,15 +331,21 @@ export class AppConnection {
   }
 }
 
-function send(client: Client, op: Operation, options: { signal: AbortSignal; timeout: number }): Promise<unknown> {
+function send(client: Client, op: Operation, options: { signal: AbortSignal; timeout: number }, key: string): Promise<unknown> {
+  const _meta = { [CALL_META]: key };
   switch (op.kind) {
     case "tool":
-      return client.callTool({ name: op.name, arguments: op.args }, undefined, options);
+      return client.callTool({ name: op.name, arguments: op.args, _meta }, undefined, options);
     case "resource":
-      return client.readResource({ uri: op.uri }, options);
+      return client.readResource({ uri: op.uri, _meta }, options);
     case "prompt":
-      return client.getPrompt({ name: op.name, arguments: op.args }, options);
+      return client.getPrompt({ name: op.name, arguments: op.args, _meta }, options);
   }
+}
+
+/** An MCP protocol error (by its shape: the SDK may be loaded once per module graph). */
+function isMcpError(error: unknown): error is Error & { code: number } {
+  return error instanceof Error && error.name === "McpError" && typeof (error as { code?: unknown }).code === "number";
 }
 
 /** Tool results as sent; resource reads and prompts as `{ content, structuredContent }` like a tool result. */

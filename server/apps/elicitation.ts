@@ -2,8 +2,8 @@
  * Elicitation: an App that asks a person for input in the middle of a call (MCP `elicitation/create`).
  * The call fails at once with `AppCallError("input_required")` carrying a `PendingInput`; the MCP request
  * stays open at the App until someone answers (or the input deadline passes, which cancels it), and the
- * call's final outcome then arrives on `PendingInput.result`. MCP does not tie an elicitation to the
- * request it belongs to, so it is given to the oldest call on that connection still without one.
+ * call's final outcome then arrives on `PendingInput.result`. Which call asked is decided by the
+ * connection (see `AppConnection.elicit`): the request the transport names, never a guess among several.
  */
 import { randomUUID } from "node:crypto";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";

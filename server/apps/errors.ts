@@ -3,6 +3,7 @@
  * program sees as `details.reason` and a message that is safe to show (no server internals beyond what the
  * App itself said). `ConnectionConfigError` names the field of a bad connection request.
  */
+import { hasKind } from "../error-kind";
 import type { PendingInput } from "./elicitation";
 
 export type AppCallFailure = "timeout" | "unavailable" | "tool_error" | "invalid_arguments" | "input_required";
@@ -15,8 +16,12 @@ export interface AppCallResult {
   [key: string]: unknown;
 }
 
+export const APP_CALL_FAILURES: readonly AppCallFailure[] = ["timeout", "unavailable", "tool_error", "invalid_arguments", "input_required"];
+
 export class AppCallError extends Error {
   override readonly name = "AppCallError";
+  /** The tag the guard checks (the class itself differs between Next's module graphs). */
+  readonly kind = "AppCallError" as const;
   constructor(
     readonly reason: AppCallFailure,
     message: string,
@@ -31,6 +36,7 @@ export class AppCallError extends Error {
 
 export class ConnectionConfigError extends Error {
   override readonly name = "ConnectionConfigError";
+  readonly kind = "ConnectionConfigError" as const;
   constructor(
     message: string,
     /** The offending field, e.g. `transport.url`. */
@@ -39,4 +45,13 @@ export class ConnectionConfigError extends Error {
   ) {
     super(message);
   }
+}
+
+/** An AppCallError from any module graph (checked by its tag and reason, not by class). */
+export function isAppCallError(value: unknown): value is AppCallError {
+  return hasKind(value, "AppCallError") && APP_CALL_FAILURES.includes((value as { reason?: unknown }).reason as AppCallFailure);
+}
+
+export function isConnectionConfigError(value: unknown): value is ConnectionConfigError {
+  return hasKind(value, "ConnectionConfigError");
 }

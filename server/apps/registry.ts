@@ -6,8 +6,8 @@
  * take effect at once.
  */
 import { randomUUID } from "node:crypto";
-import type { JsonSchemaType, JsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
-import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import addFormatsModule from "ajv-formats";
 import { z } from "zod";
 import type { Db } from "../db/client";
 import { type BuiltinHost, startBuiltinHost } from "./builtin/host";
@@ -17,7 +17,7 @@ import { AppCallError, type AppCallResult, ConnectionConfigError } from "./error
 import { assignSlugs, slugify } from "./slug";
 import { parseTransport, redactTransport, type TransportConfig } from "./transports";
 
-export { AppCallError, ConnectionConfigError } from "./errors";
+export { AppCallError, ConnectionConfigError, isAppCallError, isConnectionConfigError } from "./errors";
 export type { AppCallFailure, AppCallResult } from "./errors";
 export type { InputAnswer, PendingInput } from "./elicitation";
 export type { ConnectionStatus, Policy } from "./connection";
@@ -97,8 +97,8 @@ export class AppRegistry {
   private slugs = new Map<string, string>();
   private warnings = new Map<string, string[]>();
   private readonly inputs = new Map<string, InputRequest>();
-  private readonly validators = new WeakMap<object, JsonSchemaValidator<unknown> | null>();
-  private readonly ajv = new AjvJsonSchemaValidator();
+  private readonly validators = new WeakMap<object, ValidateFunction | null>();
+  private readonly ajv = newAjv();
   private readonly callTimeoutMs: number;
   private closed = false;
 
@@ -358,21 +358,23 @@ export class AppRegistry {
     return entries.sort((a, b) => (a.binding < b.binding ? -1 : a.binding > b.binding ? 1 : 0));
   }
 
-  /** A problem with `args` under `schema`, or undefined. A schema Ajv cannot compile is left to the App. */
+  /**
+   * What is wrong with `args` under `schema`, naming each field (`args.title is required`), or undefined.
+   * A schema Ajv cannot compile (remote `$ref`, unknown dialect) is left to the App.
+   */
   private check(schema: Record<string, unknown>, args: object): string | undefined {
     let validate = this.validators.get(schema);
     if (validate === undefined) {
       try {
-        const { $schema: _ignored, ...rest } = schema;
-        validate = this.ajv.getValidator<unknown>(rest as JsonSchemaType);
+        const { $schema: _ignored, $id: _id, ...rest } = schema;
+        validate = this.ajv.compile(rest);
       } catch {
         validate = null;
       }
       this.validators.set(schema, validate);
     }
-    if (!validate) return undefined;
-    const result = validate(args);
-    return result.valid ? undefined : result.errorMessage.replace(/\bdata\b/g, "args").slice(0, 500);
+    if (!validate || validate(args)) return undefined;
+    return describeProblems(validate.errors ?? []);
   }
 
   private view(conn: AppConnection): ConnectionView {
@@ -413,6 +415,30 @@ export class AppRegistry {
       createdAt: record.createdAt,
     };
   }
+}
+
+/** The JSON Schema validator for tool arguments: all errors, formats checked, unknown keywords allowed. */
+function newAjv(): Ajv {
+  const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: true, validateSchema: false });
+  const addFormats = addFormatsModule as unknown as (a: Ajv) => Ajv;
+  return addFormats(ajv);
+}
+
+const MAX_PROBLEMS = 5;
+
+/** Ajv's errors as `args.<field> <problem>` (never the values), at most five. */
+function describeProblems(errors: ErrorObject[]): string {
+  const seen = new Set<string>();
+  for (const e of errors) {
+    const at = ["args", ...e.instancePath.split("/").slice(1).map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"))];
+    let text: string;
+    if (e.keyword === "required") text = `${[...at, String(e.params.missingProperty)].join(".")} is required`;
+    else if (e.keyword === "additionalProperties") text = `${[...at, String(e.params.additionalProperty)].join(".")} is not allowed`;
+    else text = `${at.join(".")} ${e.message ?? "is invalid"}`;
+    seen.add(text.slice(0, 200));
+    if (seen.size === MAX_PROBLEMS) break;
+  }
+  return [...seen].join("; ") || "they are invalid";
 }
 
 function parseName(input: unknown): string {

@@ -2,13 +2,16 @@
  * Connection transports: the zod schema of what an admin may configure (stdio command, Streamable HTTP
  * URL, a preset of the npm reference servers, or a built-in app) and the SDK client transport for each.
  * Presets run from node_modules with this Node binary, their files under `<dataDir>/apps/<connectionId>/`.
+ * Each opened transport also says, where the wire tells it, which of our calls an App's own request
+ * (an elicitation) belongs to: see `askedBy`.
  */
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { FetchLike, Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { BUILTIN_APPS, type BuiltinHost } from "./builtin/host";
 import { ConnectionConfigError } from "./errors";
@@ -59,7 +62,21 @@ export interface OpenedTransport {
   pid(): number | null;
   /** The last lines the child wrote to stderr (stdio only). */
   stderrTail(): string;
+  /**
+   * The call key (see `CALL_META`) of our request that the App's request `serverRequestId` was sent for,
+   * when the transport can tell: Streamable HTTP sends it on that request's own response stream. Stdio
+   * carries no such link (undefined).
+   */
+  askedBy(serverRequestId: string | number): string | undefined;
 }
+
+/**
+ * `params._meta` key with which a connection marks its request with a call key. The transport takes it
+ * out before the request is sent, so the App never sees it.
+ */
+export const CALL_META = "dev.openbot/call";
+const MAX_TRACKED = 10_000;
+const MAX_SSE_LINE = 64 * 1024;
 
 export interface TransportContext {
   connectionId: string;
@@ -73,18 +90,117 @@ export function openTransport(config: TransportConfig, ctx: TransportContext): O
       return stdio(config.command, config.args ?? [], config.env ?? {});
     case "preset":
       return preset(config.preset, ctx);
-    case "http": {
-      const transport = new StreamableHTTPClientTransport(new URL(config.url), {
+    case "http":
+      return http(new URL(config.url), {
         requestInit: { headers: config.headers ?? {} },
         reconnectionOptions: { maxRetries: 2, initialReconnectionDelay: 500, maxReconnectionDelay: 2000, reconnectionDelayGrowFactor: 2 },
       });
-      return { transport, pid: () => null, stderrTail: () => "" };
-    }
-    case "builtin": {
-      const transport = new StreamableHTTPClientTransport(ctx.builtin.url(config.app), { requestInit: { headers: ctx.builtin.headers } });
-      return { transport, pid: () => null, stderrTail: () => "" };
-    }
+    case "builtin":
+      return http(ctx.builtin.url(config.app), { requestInit: { headers: ctx.builtin.headers } });
   }
+}
+
+/** Our requests' JSON-RPC ids by call key: the marker is read and removed as each request is sent. */
+class CallMarks {
+  private readonly keyById = new Map<string, string>();
+
+  wrap(transport: Transport): void {
+    const send = transport.send.bind(transport);
+    transport.send = (message, options) => send(this.take(message), options);
+  }
+
+  key(requestId: string | undefined): string | undefined {
+    return requestId === undefined ? undefined : this.keyById.get(requestId);
+  }
+
+  private take(message: JSONRPCMessage): JSONRPCMessage {
+    if (!("method" in message) || !("id" in message)) return message;
+    const meta = message.params?._meta as Record<string, unknown> | undefined;
+    const key = meta?.[CALL_META];
+    if (typeof key !== "string") return message;
+    remember(this.keyById, String(message.id), key);
+    const { [CALL_META]: _marker, ...rest } = meta!;
+    const { _meta: _old, ...params } = message.params!;
+    return { ...message, params: Object.keys(rest).length ? { ...params, _meta: rest } : params };
+  }
+}
+
+/** A Map that forgets its oldest entries beyond MAX_TRACKED. */
+function remember(map: Map<string, string>, key: string, value: string): void {
+  map.set(key, value);
+  if (map.size > MAX_TRACKED) map.delete(map.keys().next().value!);
+}
+
+function http(url: URL, options: ConstructorParameters<typeof StreamableHTTPClientTransport>[1]): OpenedTransport {
+  const marks = new CallMarks();
+  /** The App's request id → the id of our request on whose response stream it came. */
+  const streamOf = new Map<string, string>();
+  const base: FetchLike = options?.fetch ?? fetch;
+  const tracking: FetchLike = async (input, init) => {
+    const response = await base(input, init);
+    const ours = init?.method === "POST" ? requestIdOf(init.body) : undefined;
+    if (ours === undefined || !response.body || !response.headers.get("content-type")?.includes("text/event-stream")) return response;
+    const body = watchRequests(response.body, (appRequestId) => remember(streamOf, appRequestId, ours));
+    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  };
+  const transport = new StreamableHTTPClientTransport(url, { ...options, fetch: tracking });
+  marks.wrap(transport);
+  return { transport, pid: () => null, stderrTail: () => "", askedBy: (id) => marks.key(streamOf.get(String(id))) };
+}
+
+/** The id of the one JSON-RPC request a POST body carries (none for batches and notifications). */
+function requestIdOf(body: unknown): string | undefined {
+  if (typeof body !== "string") return undefined;
+  try {
+    const message = JSON.parse(body) as { id?: unknown; method?: unknown };
+    return message && typeof message.method === "string" && (typeof message.id === "string" || typeof message.id === "number") ? String(message.id) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Passes an SSE body through unchanged, reporting the id of each JSON-RPC request in it (an App asking
+ * us something) before the SDK reads that event. Lines are scanned one by one; long lines (results) are
+ * skipped, not buffered.
+ */
+function watchRequests(body: ReadableStream<Uint8Array>, onRequest: (id: string) => void): ReadableStream<Uint8Array> {
+  const decoder = new TextDecoder();
+  let line = "";
+  let skipping = false;
+  const scan = (text: string) => {
+    let start = 0;
+    for (let at = text.indexOf("\n"); at >= 0; at = text.indexOf("\n", start)) {
+      if (!skipping) inspect(line + text.slice(start, at));
+      line = "";
+      skipping = false;
+      start = at + 1;
+    }
+    if (skipping) return;
+    line += text.slice(start);
+    if (line.length > MAX_SSE_LINE) {
+      line = "";
+      skipping = true;
+    }
+  };
+  const inspect = (raw: string) => {
+    const text = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+    if (!text.startsWith("data:") || !text.includes('"method"')) return;
+    try {
+      const message = JSON.parse(text.slice(5)) as { id?: unknown; method?: unknown };
+      if (typeof message.method === "string" && (typeof message.id === "string" || typeof message.id === "number")) onRequest(String(message.id));
+    } catch {
+      // not a JSON-RPC message: the SDK reports it
+    }
+  };
+  return body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        scan(decoder.decode(chunk, { stream: true }));
+        controller.enqueue(chunk);
+      },
+    }),
+  );
 }
 
 function preset(name: (typeof PRESETS)[number], ctx: TransportContext): OpenedTransport {
@@ -109,7 +225,8 @@ function stdio(command: string, args: string[], env: Record<string, string>): Op
   transport.stderr?.on("data", (chunk: Buffer) => {
     tail = (tail + chunk.toString("utf8")).slice(-2000);
   });
-  return { transport, pid: () => transport.pid, stderrTail: () => tail.trim() };
+  new CallMarks().wrap(transport);
+  return { transport, pid: () => transport.pid, stderrTail: () => tail.trim(), askedBy: () => undefined };
 }
 
 /** The entry file of an installed package's first `bin`, found by walking up from the working directory. */

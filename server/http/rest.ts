@@ -6,7 +6,7 @@
 import "server-only";
 import { type Context, createContextFromRequest } from "../api/trpc";
 import { logFailure } from "../log";
-import { AppError, HTTP_STATUS } from "../services/errors";
+import { AppError, HTTP_STATUS, isAppError } from "../services/errors";
 
 type Params = Record<string, string | string[]>;
 
@@ -40,7 +40,7 @@ export function rest<P extends Params = Record<string, string>>(
       const value = await handler({ ctx, req, params, body, query: new URL(req.url).searchParams });
       return Response.json(value, { status: options.status ?? 200, headers: { "cache-control": "no-store" } });
     } catch (error) {
-      if (error instanceof AppError) {
+      if (isAppError(error)) {
         return Response.json(
           { error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) } },
           { status: HTTP_STATUS[error.code] },

@@ -25,13 +25,13 @@ import type {
   RunOutcome,
 } from "@/contracts/engine";
 import { canonicalJson } from "@/worker/canonical-json";
-import { AppCallError, type ToolEntry } from "../apps/registry";
+import { AppCallError, isAppCallError, type ToolEntry } from "../apps/registry";
 import { sha256 } from "../crypto";
 import { logEvent, logFailure, logOutcome } from "../log";
 import type { Platform } from "../platform";
 import { type Principal, principalFromKeyId, requirePermission } from "./auth";
 import { checkAppCall } from "./capability";
-import { redact, type Substituted, substituteSecrets, VaultDeniedError, vaultNames, vaultRefusal } from "./vault";
+import { isVaultDeniedError, redact, type Substituted, substituteSecrets, vaultNames, vaultRefusal } from "./vault";
 import { ownedChat, readableChat, touchChat } from "./chats";
 import { AppError, invalidInput } from "./errors";
 import { readSettings } from "./settings";
@@ -473,7 +473,7 @@ export async function performAppCall(
   try {
     substituted = await substituteSecrets(platform, call.argsJson, call.entry);
   } catch (error) {
-    if (!(error instanceof VaultDeniedError)) throw error;
+    if (!isVaultDeniedError(error)) throw error;
     const outcome: CallOutcome = { type: "error", name: "VaultDenied", message: `${error.message} Nothing was sent.`, details: { binding: call.entry.binding } };
     return { outcome, operationId: "" };
   }
@@ -499,7 +499,8 @@ export async function performAppCall(
     stored = result;
     status = "Completed";
   } catch (error: unknown) {
-    const raw = error instanceof AppCallError ? error : undefined;
+    // The registry lives in another module graph in the build: its errors are told apart by their tag.
+    const raw = isAppCallError(error) ? error : undefined;
     const known = raw ? new AppCallError(raw.reason, redact(raw.message, substituted.secrets), redact(raw.result, substituted.secrets), raw.input) : undefined;
     if (known?.reason === "input_required" && known.input) {
       const question = { message: known.input.message, requestedSchema: known.input.requestedSchema, binding: call.entry.binding };
@@ -516,7 +517,9 @@ export async function performAppCall(
     }
     const reason = known?.reason ?? "unavailable";
     const message = known?.message ?? "The App could not be reached.";
-    if (!known) logFailure("app_call_failed", error, { runId: call.runId, index: call.index });
+    const where = { runId: call.runId, index: call.index, operationId: opId };
+    if (known) logOutcome("app_call_failed", `AppCallError:${reason}`, where);
+    else logFailure("app_call_failed", error, where);
     const details: Record<string, unknown> = { reason };
     if (known?.result !== undefined) details.result = known.result;
     outcome = { type: "error", name: "AppCallFailed", message, details };
@@ -543,8 +546,8 @@ async function settleInput(platform: Platform, opId: string, result: Promise<unk
     stored = redact(await result, secrets);
   } catch (error) {
     status = "Failed";
-    reason = error instanceof AppCallError ? error.reason : "unavailable";
-    const message = error instanceof AppCallError ? redact(error.message, secrets) : "The App call failed.";
+    reason = isAppCallError(error) ? error.reason : "unavailable";
+    const message = isAppCallError(error) ? redact(error.message, secrets) : "The App call failed.";
     stored = { error: { name: "AppCallFailed", message, details: { reason } } };
   }
   const rows = await platform.db.query<{ chat_id: string | null; run_id: string | null }>(
@@ -630,7 +633,7 @@ async function storeCompletionOrder(ctx: ServiceContext, runId: string, order: n
   }
 }
 
-/** Ends a run as Failed. The message kept in the record is the engine's (host-safe) text; the cause is logged by error id. */
+/** Ends a run as Failed. The message stays in the (encrypted) record; the log gets only the error id and reason. */
 export async function failRun(
   ctx: ServiceContext,
   runId: string,
@@ -638,7 +641,7 @@ export async function failRun(
   message: string,
   logs: RunOutcome["logs"],
 ): Promise<void> {
-  const errorId = logOutcome("code_run_failed", message, { runId, reason });
+  const errorId = logOutcome("code_run_failed", reason, { runId });
   ctx.platform.events.emit("run", { runId });
   const status: CodeRunStatus = reason === "Cancelled" ? "Cancelled" : "Failed";
   const result: CodeRunResult = { _tag: "Failed", reason, errorId, message: message || SAFE_MESSAGES[reason], logs };

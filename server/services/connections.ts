@@ -6,7 +6,8 @@ import { z } from "zod";
 import { declarations } from "../apps/declarations";
 import type { Platform } from "../platform";
 import { type Principal, requirePermission } from "./auth";
-import { AppError, invalidInput } from "./errors";
+import { isConnectionConfigError } from "../apps/errors";
+import { AppError, invalidInput, isAppError } from "./errors";
 
 const policy = z.enum(["allow", "ask", "deny"], { error: 'a policy must be "allow", "ask" or "deny"' });
 const addInput = z.object({
@@ -26,10 +27,11 @@ async function adminCall<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    if (error instanceof AppError) throw error;
-    const e = error as { code?: string; message?: string; name?: string };
-    if (e.code === "NOT_FOUND" || /no such connection/i.test(e.message ?? "")) throw new AppError("NOT_FOUND", "No such connection.");
-    if (e.name === "ZodError" || e.code === "BAD_REQUEST" || e.name === "ConnectionInputError") throw new AppError("BAD_REQUEST", e.message ?? "Invalid connection.");
+    if (isAppError(error)) throw error;
+    if (isConnectionConfigError(error)) {
+      if (error.code === "NOT_FOUND") throw new AppError("NOT_FOUND", "No such connection.");
+      throw new AppError("BAD_REQUEST", error.message, error.field ? { field: error.field } : undefined);
+    }
     throw error;
   }
 }

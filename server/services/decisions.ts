@@ -11,7 +11,7 @@ import type { Platform } from "../platform";
 import { type Principal, requireAuth, requirePermission } from "./auth";
 import { ownedChat } from "./chats";
 import { performAppCall, recordOutcome, resumeRun, type ServiceContext } from "./code-runs";
-import { AppError, invalidInput } from "./errors";
+import { AppError, invalidInput, isAppError } from "./errors";
 
 export interface DecisionRequest {
   capability: { action: "apps.call"; target: string };
@@ -86,7 +86,7 @@ export async function decide(ctx: ServiceContext, id: string, input: unknown): P
   const row = (await db.query<Row>("select * from decisions where id = $1", [id]))[0];
   if (!row) throw new AppError("NOT_FOUND", "No such decision.");
   await ownedChat(db, p, row.chat_id).catch((error: unknown) => {
-    throw error instanceof AppError && error.code === "FORBIDDEN" ? error : new AppError("NOT_FOUND", "No such decision.");
+    throw isAppError(error) && error.code === "FORBIDDEN" ? error : new AppError("NOT_FOUND", "No such decision.");
   });
   const status = parsed.data.decision === "allow" ? "allowed" : "denied";
   const updated = await db.query<Row>(

@@ -2,10 +2,14 @@
  * One domain error with a code. Services throw it; REST and tRPC map the code to a status in one place
  * each. `details` is safe to show to the caller.
  */
+import { hasKind } from "../error-kind";
+
 export type AppErrorCode = "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "BAD_REQUEST" | "UNAVAILABLE";
 
 export class AppError extends Error {
   override readonly name = "AppError";
+  /** The tag `isAppError` checks (the class itself differs between Next's module graphs). */
+  readonly kind = "AppError" as const;
   constructor(
     readonly code: AppErrorCode,
     message: string,
@@ -23,6 +27,11 @@ export const HTTP_STATUS: Record<AppErrorCode, number> = {
   BAD_REQUEST: 400,
   UNAVAILABLE: 503,
 };
+
+/** An AppError from any module graph: tagged, with a known code. */
+export function isAppError(value: unknown): value is AppError {
+  return hasKind(value, "AppError") && Object.hasOwn(HTTP_STATUS, (value as { code?: unknown }).code as string);
+}
 
 /** Turns a zod error into a BAD_REQUEST that names each wrong field. */
 export function invalidInput(issues: { path: PropertyKey[]; message: string }[]): AppError {

@@ -9,6 +9,7 @@ import { z } from "zod";
 import type { ToolEntry } from "../apps/registry";
 import type { Platform } from "../platform";
 import { type Principal, requirePermission } from "./auth";
+import { hasKind } from "../error-kind";
 import { AppError, invalidInput } from "./errors";
 
 export const REF_PATTERN = /\u27E6vault:([a-z0-9_-]+(?:\/[a-z0-9_-]+)*)\u27E7/g;
@@ -169,4 +170,9 @@ export function redact<T>(value: T, secrets: Substituted["secrets"]): T {
 
 export class VaultDeniedError extends Error {
   override readonly name = "VaultDeniedError";
+  readonly kind = "VaultDeniedError" as const;
+}
+
+export function isVaultDeniedError(value: unknown): value is VaultDeniedError {
+  return hasKind(value, "VaultDeniedError");
 }

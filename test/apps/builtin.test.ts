@@ -94,7 +94,7 @@ describe("built-in apps", () => {
     }
     expect(await t.db.query("select id from emails")).toEqual(before);
     const day = await failure(apps.call(entry("work_calendar.list_events"), { day: "tomorrow" }));
-    expect(day.message).toContain("args/day");
+    expect(day.message).toContain("args.day ");
   });
 });
 

@@ -8,7 +8,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect } from "vitest";
-import { AppCallError, AppRegistry, type AppRegistryOptions } from "@/server/apps/registry";
+import { type AppCallError, AppRegistry, type AppRegistryOptions, isAppCallError } from "@/server/apps/registry";
 import { type Db, openDb } from "@/server/db/client";
 import { migrate } from "@/server/db/migrate";
 
@@ -106,6 +106,6 @@ export async function failure(promise: Promise<unknown>): Promise<AppCallError> 
     () => undefined,
     (e: unknown) => e,
   );
-  expect(error).toBeInstanceOf(AppCallError);
+  expect(isAppCallError(error), String(error)).toBe(true);
   return error as AppCallError;
 }

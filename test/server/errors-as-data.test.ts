@@ -1,0 +1,55 @@
+/**
+ * Errors cross module boundaries as data. In the build, the App registry (made in instrumentation) and
+ * the services (in each route handler) are separate module graphs; here a second copy of each error
+ * module stands in for the other graph: `instanceof` fails across them, the tag guards do not. The log
+ * keeps a failure's kind and code locations, never its text.
+ */
+import { describe, expect, it } from "vitest";
+import * as appErrors from "@/server/apps/errors";
+import { describeCause } from "@/server/log";
+import * as serviceErrors from "@/server/services/errors";
+import * as vault from "@/server/services/vault";
+
+/** The same module loaded again as a separate instance (another module graph). */
+async function otherGraph<T>(specifier: string): Promise<T> {
+  return (await import(/* @vite-ignore */ `${specifier}?graph=other`)) as T;
+}
+
+describe("error guards across module graphs", () => {
+  it("AppCallError and ConnectionConfigError from another graph are recognised by their tag", async () => {
+    const other = await otherGraph<typeof appErrors>("/server/apps/errors.ts");
+    const error = new other.AppCallError("timeout", "late");
+    expect(error instanceof appErrors.AppCallError).toBe(false);
+    expect(appErrors.isAppCallError(error)).toBe(true);
+    expect(appErrors.isAppCallError(new other.ConnectionConfigError("name: bad", "name"))).toBe(false);
+    expect(appErrors.isConnectionConfigError(new other.ConnectionConfigError("name: bad", "name"))).toBe(true);
+    expect(appErrors.isAppCallError({ kind: "AppCallError", reason: "made-up", message: "x" })).toBe(false);
+    expect(appErrors.isAppCallError(new Error("plain"))).toBe(false);
+  });
+
+  it("AppError and VaultDeniedError from another graph are recognised by their tag", async () => {
+    const otherServices = await otherGraph<typeof serviceErrors>("/server/services/errors.ts");
+    const otherVault = await otherGraph<typeof vault>("/server/services/vault.ts");
+    const error = new otherServices.AppError("CONFLICT", "stale");
+    expect(error instanceof serviceErrors.AppError).toBe(false);
+    expect(serviceErrors.isAppError(error)).toBe(true);
+    expect(serviceErrors.isAppError({ kind: "AppError", code: "TEAPOT", message: "x" })).toBe(false);
+    expect(vault.isVaultDeniedError(new otherVault.VaultDeniedError("no"))).toBe(true);
+    expect(vault.isVaultDeniedError(error)).toBe(false);
+  });
+});
+
+describe("what the log keeps of a cause", () => {
+  it("the kind with its reason or code and the code locations, never the message, even one shaped like frames", () => {
+    const secret = "sk_live_abc123";
+    const cause = new appErrors.AppCallError("tool_error", `The App said: ${secret}\n    at ${secret} (evil.js:1:1)`);
+    const logged = JSON.stringify(describeCause(cause));
+    expect(logged).not.toContain(secret);
+    expect(describeCause(cause).kind).toBe("AppCallError:tool_error");
+    expect(describeCause(cause).at?.length).toBeGreaterThan(0);
+    const db = Object.assign(new Error(`duplicate key value (token)=(${secret})`), { code: "23505" });
+    expect(describeCause(db).kind).toBe("Error:23505");
+    expect(JSON.stringify(describeCause(db))).not.toContain(secret);
+    expect(describeCause("PROGRAM-SECRET-TEXT")).toEqual({ kind: "string" });
+  });
+});
