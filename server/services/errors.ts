@@ -2,7 +2,16 @@
  * One domain error with a code. Services throw it; REST and tRPC map the code to a status in one place
  * each. `details` is safe to show to the caller.
  */
-export type AppErrorCode = "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "BAD_REQUEST" | "UNAVAILABLE";
+export type AppErrorCode =
+  | "UNAUTHORIZED"
+  | "FORBIDDEN"
+  | "NOT_FOUND"
+  | "CONFLICT"
+  | "BAD_REQUEST"
+  | "UNAVAILABLE"
+  | "PAYLOAD_TOO_LARGE"
+  | "UNSUPPORTED_MEDIA_TYPE"
+  | "TOO_MANY_REQUESTS";
 
 export class AppError extends Error {
   override readonly name = "AppError";
@@ -22,6 +31,9 @@ export const HTTP_STATUS: Record<AppErrorCode, number> = {
   CONFLICT: 409,
   BAD_REQUEST: 400,
   UNAVAILABLE: 503,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  TOO_MANY_REQUESTS: 429,
 };
 
 /** Turns a zod error into a BAD_REQUEST that names each wrong field. */
