@@ -11,7 +11,12 @@ const app = next({ dev: false, hostname: host, port, dir: process.cwd() });
 const handle = app.getRequestHandler();
 await app.prepare();
 
-const server = createServer((req, res) => handle(req, res));
+// The app reads the client's address from this header (sign-in rate limit); set from the socket, never
+// taken from the client.
+const server = createServer((req, res) => {
+  req.headers["x-openbot-peer"] = req.socket.remoteAddress ?? "";
+  handle(req, res);
+});
 server.listen(port, host, () => console.log(`OpenBot is serving http://${host}:${port}`));
 
 let stopping = false;

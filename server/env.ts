@@ -23,6 +23,22 @@ const schema = z.object({
     .min(100, "OPENBOT_APP_CALL_TIMEOUT_MS must be at least 100")
     .max(3_600_000, "OPENBOT_APP_CALL_TIMEOUT_MS must be at most 3600000")
     .default(30_000),
+  /** The origin browsers use to reach the server (`https://bot.example.com` behind a reverse proxy). Default: from each request. */
+  OPENBOT_PUBLIC_ORIGIN: z
+    .string()
+    .url("OPENBOT_PUBLIC_ORIGIN must be an origin like https://bot.example.com")
+    .refine((v) => {
+      const u = new URL(v);
+      return /^https?:$/.test(u.protocol) && u.pathname === "/" && !u.search && !u.hash && !u.username;
+    }, "OPENBOT_PUBLIC_ORIGIN must be an origin like https://bot.example.com (scheme, host, optional port; no path)")
+    .transform((v) => new URL(v).origin)
+    .optional(),
+  /** Largest request body an authenticated caller may send, in bytes. Default 4 MiB. */
+  OPENBOT_MAX_BODY_BYTES: z.coerce
+    .number({ error: "OPENBOT_MAX_BODY_BYTES must be a number of bytes" })
+    .int("OPENBOT_MAX_BODY_BYTES must be a whole number of bytes")
+    .min(16_384, "OPENBOT_MAX_BODY_BYTES must be at least 16384")
+    .default(4 * 1024 * 1024),
 });
 
 export type Env = z.infer<typeof schema> & { dataDir: string };
@@ -35,6 +51,8 @@ export function readEnv(source: Record<string, string | undefined> = process.env
     OPENBOT_ENCRYPTION_KEY: source.OPENBOT_ENCRYPTION_KEY || undefined,
     OPENBOT_OLD_ENCRYPTION_KEYS: source.OPENBOT_OLD_ENCRYPTION_KEYS || undefined,
     OPENBOT_APP_CALL_TIMEOUT_MS: source.OPENBOT_APP_CALL_TIMEOUT_MS || undefined,
+    OPENBOT_PUBLIC_ORIGIN: source.OPENBOT_PUBLIC_ORIGIN || undefined,
+    OPENBOT_MAX_BODY_BYTES: source.OPENBOT_MAX_BODY_BYTES || undefined,
   });
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);

@@ -6,6 +6,7 @@
 import { initTRPC, TRPCError } from "@trpc/server";
 import type { Platform } from "../platform";
 import { getPlatform } from "../boot";
+import { clientAddress, servedOverHttps } from "../http/origin";
 import { authenticate, type Principal, readCookie, SESSION_COOKIE } from "../services/auth";
 import { type AppErrorCode, isAppError } from "../services/errors";
 
@@ -16,17 +17,22 @@ export interface Context {
   sessionId: string | null;
   /** Set-Cookie values a procedure wants on the response (sign in / out). */
   responseCookies: string[];
+  /** The client's address as the socket saw it ("unknown" outside HTTP). */
+  clientAddress: string;
+  /** Browsers reach the server over https: cookies get `Secure`. */
+  https: boolean;
 }
 
 export function createContextInner(platform: Platform, principal: Principal | null, sessionId: string | null = null): Context {
-  return { platform, principal, sessionId, responseCookies: [] };
+  return { platform, principal, sessionId, responseCookies: [], clientAddress: "unknown", https: false };
 }
 
 export async function createContextFromRequest(req: Request): Promise<Context> {
   const platform = await getPlatform();
   const cookie = req.headers.get("cookie");
   const principal = await authenticate(platform.db, { authorization: req.headers.get("authorization"), cookie });
-  return createContextInner(platform, principal, readCookie(cookie ?? "", SESSION_COOKIE) ?? null);
+  const ctx = createContextInner(platform, principal, readCookie(cookie ?? "", SESSION_COOKIE) ?? null);
+  return { ...ctx, clientAddress: clientAddress(req), https: servedOverHttps(req, platform.env) };
 }
 
 const TRPC_CODES: Record<AppErrorCode, TRPCError["code"]> = {
@@ -36,7 +42,13 @@ const TRPC_CODES: Record<AppErrorCode, TRPCError["code"]> = {
   CONFLICT: "CONFLICT",
   BAD_REQUEST: "BAD_REQUEST",
   UNAVAILABLE: "SERVICE_UNAVAILABLE",
+  PAYLOAD_TOO_LARGE: "PAYLOAD_TOO_LARGE",
+  UNSUPPORTED_MEDIA_TYPE: "UNSUPPORTED_MEDIA_TYPE",
+  TOO_MANY_REQUESTS: "TOO_MANY_REQUESTS",
 };
+
+/** The tRPC code of a domain error code (for refusals made before a procedure runs). */
+export const trpcCodeOf = (code: AppErrorCode): TRPCError["code"] => TRPC_CODES[code];
 
 const t = initTRPC.context<Context>().create({
   errorFormatter({ shape, error }) {

@@ -1,12 +1,13 @@
 /**
  * The REST adapter: every `/v1` route handler is `rest(async ({ ctx, params, body }) => …)`. It resolves
- * the caller (Bearer token or session cookie), parses a JSON body with a clear error, and maps domain
- * errors to HTTP statuses in one place. Unexpected causes are logged by error id, never sent.
+ * the caller and admits the request through the HTTP boundary (boundary.ts: origin, media type, size),
+ * parses a JSON body with a clear error, and maps domain errors to HTTP statuses in one place. Unexpected causes are logged by error id, never sent.
  */
 import "server-only";
-import { type Context, createContextFromRequest } from "../api/trpc";
+import type { Context } from "../api/trpc";
 import { logFailure } from "../log";
 import { AppError, HTTP_STATUS, isAppError } from "../services/errors";
+import { admit } from "./boundary";
 
 type Params = Record<string, string | string[]>;
 
@@ -25,18 +26,17 @@ export function rest<P extends Params = Record<string, string>>(
   return async (req, route) => {
     try {
       const params = ((await route.params) ?? {}) as P;
+      const admission = await admit(req, { anonymousAllowed: false });
+      if (!admission.ok) throw new AppError(admission.refusal.code, admission.refusal.message);
+      const { ctx } = admission;
       let body: unknown = undefined;
-      if (req.method !== "GET" && req.method !== "HEAD") {
-        const text = await req.text();
-        if (text.trim()) {
-          try {
-            body = JSON.parse(text);
-          } catch {
-            throw new AppError("BAD_REQUEST", "The request body is not valid JSON.");
-          }
+      if (admission.body?.trim()) {
+        try {
+          body = JSON.parse(admission.body);
+        } catch {
+          throw new AppError("BAD_REQUEST", "The request body is not valid JSON.");
         }
       }
-      const ctx = await createContextFromRequest(req);
       const value = await handler({ ctx, req, params, body, query: new URL(req.url).searchParams });
       return Response.json(value, { status: options.status ?? 200, headers: { "cache-control": "no-store" } });
     } catch (error) {

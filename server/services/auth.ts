@@ -9,6 +9,7 @@ import { ALL_PERMISSIONS, type Permission, PERMISSIONS } from "@/contracts/permi
 import { randomToken, sha256 } from "../crypto";
 import type { Db } from "../db/client";
 import { AppError } from "./errors";
+import { signInLimiter } from "./sign-in-limit";
 
 export interface Principal {
   userId: string;
@@ -79,10 +80,31 @@ export function readCookie(header: string, name: string): string | undefined {
   return undefined;
 }
 
-/** Exchanges an API token for a session id (the value of the httpOnly cookie). */
-export async function signIn(db: Db, token: string): Promise<{ sessionId: string; principal: Principal; maxAgeSeconds: number }> {
+/**
+ * Exchanges an API token for a session id (the value of the httpOnly cookie). Failed attempts count
+ * against the client's address (see sign-in-limit.ts); past the limit it answers TOO_MANY_REQUESTS.
+ */
+export async function signIn(
+  db: Db,
+  token: string,
+  clientAddress = "unknown",
+): Promise<{ sessionId: string; principal: Principal; maxAgeSeconds: number }> {
+  const limiter = signInLimiter();
+  const verdict = limiter.check(clientAddress);
+  if (!verdict.ok) {
+    const who = verdict.scope === "address" ? "from your address" : "on this server";
+    throw new AppError(
+      "TOO_MANY_REQUESTS",
+      `Too many failed sign-ins ${who}; try again in ${verdict.retryAfterSeconds} s.`,
+      { retryAfterSeconds: verdict.retryAfterSeconds },
+    );
+  }
   const principal = await principalFromToken(db, token.trim());
-  if (!principal) throw new AppError("UNAUTHORIZED", "That token is not valid.");
+  if (!principal) {
+    limiter.failed(clientAddress);
+    throw new AppError("UNAUTHORIZED", "That token is not valid.");
+  }
+  limiter.succeeded(clientAddress);
   const sessionId = randomToken("obs");
   const now = Date.now();
   await db.query("insert into web_sessions (id_hash, api_key_id, created_at, expires_at) values ($1, $2, $3, $4)", [

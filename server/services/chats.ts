@@ -4,6 +4,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
+import { plainName } from "@/contracts/text";
 import type { Db } from "../db/client";
 import { type Principal, requireAuth, requirePermission } from "./auth";
 import { AppError, invalidInput } from "./errors";
@@ -33,7 +34,7 @@ const toChat = (r: Row): Chat => ({
 });
 
 export const createChatInput = z.object({
-  title: z.string().trim().min(1, "title must not be empty").max(200, "title must be at most 200 characters").optional(),
+  title: plainName("title", 200).optional(),
 });
 
 export async function createChat(db: Db, principal: Principal | null, input: unknown): Promise<Chat> {

@@ -3,6 +3,7 @@
  * apps.use can read. Thin: the App registry does the work; this layer checks who may do it.
  */
 import { z } from "zod";
+import { plainName } from "@/contracts/text";
 import { declarations } from "../apps/declarations";
 import type { Platform } from "../platform";
 import { type Principal, requirePermission } from "./auth";
@@ -11,12 +12,12 @@ import { AppError, invalidInput, isAppError } from "./errors";
 
 const policy = z.enum(["allow", "ask", "deny"], { error: 'a policy must be "allow", "ask" or "deny"' });
 const addInput = z.object({
-  name: z.string({ error: "name is required" }).trim().min(1, "name must not be empty").max(100, "name must be at most 100 characters"),
+  name: plainName("name", 100),
   transport: z.unknown(),
 });
 const updateInput = z
   .object({
-    name: z.string().trim().min(1, "name must not be empty").max(100, "name must be at most 100 characters").optional(),
+    name: plainName("name", 100).optional(),
     enabled: z.boolean({ error: "enabled must be true or false" }).optional(),
   })
   .strict();

@@ -4,7 +4,16 @@
  */
 import { hasKind } from "../error-kind";
 
-export type AppErrorCode = "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "BAD_REQUEST" | "UNAVAILABLE";
+export type AppErrorCode =
+  | "UNAUTHORIZED"
+  | "FORBIDDEN"
+  | "NOT_FOUND"
+  | "CONFLICT"
+  | "BAD_REQUEST"
+  | "UNAVAILABLE"
+  | "PAYLOAD_TOO_LARGE"
+  | "UNSUPPORTED_MEDIA_TYPE"
+  | "TOO_MANY_REQUESTS";
 
 export class AppError extends Error {
   override readonly name = "AppError";
@@ -26,6 +35,9 @@ export const HTTP_STATUS: Record<AppErrorCode, number> = {
   CONFLICT: 409,
   BAD_REQUEST: 400,
   UNAVAILABLE: 503,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  TOO_MANY_REQUESTS: 429,
 };
 
 /** An AppError from any module graph: tagged, with a known code. */

@@ -2,19 +2,20 @@
  * People and their API keys, managed by admins. A key's token is returned once; only its hash is stored.
  */
 import { z } from "zod";
+import { plainName } from "@/contracts/text";
 import { PERMISSIONS } from "@/contracts/permissions";
 import type { Db } from "../db/client";
 import { createApiKey, createUser, type Principal, requirePermission } from "./auth";
 import { AppError, invalidInput } from "./errors";
 
 const userInput = z.object({
-  name: z.string({ error: "name is required" }).trim().min(1, "name must not be empty").max(100, "name must be at most 100 characters"),
+  name: plainName("name", 100),
   role: z.enum(["admin", "member"], { error: 'role must be "admin" or "member"' }),
 });
 
 const keyInput = z.object({
   userId: z.string({ error: "userId is required" }).min(1, "userId is required"),
-  name: z.string({ error: "name is required" }).trim().min(1, "name must not be empty").max(100, "name must be at most 100 characters"),
+  name: plainName("name", 100),
   permissions: z.array(z.enum(PERMISSIONS, { error: `permissions must be among ${PERMISSIONS.join(", ")}` })),
 });
 

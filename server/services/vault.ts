@@ -24,6 +24,11 @@ const nameSchema = z
   .string({ error: "name is required" })
   .regex(/^[a-z0-9_-]+(\/[a-z0-9_-]+)*$/, "name must be lowercase words separated by /, like github/token")
   .max(200, "name must be at most 200 characters");
+/** A name from a URL or a call (rotate, remove): a 400 naming the field, never a database error. */
+function checkName(name: string): void {
+  const parsed = nameSchema.safeParse(name);
+  if (!parsed.success) throw invalidInput(parsed.error.issues.map((i) => ({ ...i, path: ["name"] })));
+}
 const createInput = z.object({
   name: nameSchema,
   secret: z.string({ error: "secret is required" }).min(1, "secret must not be empty").max(16_384, "secret must be at most 16384 characters"),
@@ -81,6 +86,7 @@ export async function addVaultEntry(platform: Platform, principal: Principal | n
 /** Replaces an entry's secret in place (and its targets when given). */
 export async function rotateVaultEntry(platform: Platform, principal: Principal | null, name: string, input: unknown): Promise<VaultEntryView> {
   requirePermission(principal, "platform.admin");
+  checkName(name);
   const parsed = rotateInput.safeParse(input);
   if (!parsed.success) throw invalidInput(parsed.error.issues);
   const rows = await platform.db.query<Row>(
@@ -93,6 +99,7 @@ export async function rotateVaultEntry(platform: Platform, principal: Principal 
 
 export async function removeVaultEntry(platform: Platform, principal: Principal | null, name: string): Promise<{ ok: true }> {
   requirePermission(principal, "platform.admin");
+  checkName(name);
   const rows = await platform.db.query("delete from vault_entries where name = $1 returning name", [name]);
   if (!rows.length) throw new AppError("NOT_FOUND", "No such vault entry.");
   return { ok: true };

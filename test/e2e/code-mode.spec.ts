@@ -4,7 +4,7 @@
  * whose calls reach the built-in Work calendar MCP app through tRPC, and see the titles.
  */
 import { expect, type Page, test } from "@playwright/test";
-import { CALENDAR_PROGRAM, signIn } from "./helpers";
+import { admin, CALENDAR_PROGRAM, signIn } from "./helpers";
 
 async function setCodeMode(page: Page, enabled: boolean) {
   await page.getByRole("link", { name: "Admin · Settings" }).click();
@@ -69,9 +69,10 @@ test("settings form: a clear message per invalid field, and a version conflict s
   await page.getByLabel("Time limit (ms)").fill("12000");
   await expect(page.getByRole("button", { name: "Save" })).toBeEnabled();
 
-  // Someone else saves first, through the API.
-  const current = await (await page.request.get("/v1/platform/settings")).json();
+  // Someone else saves first, through the API (with an API key: a cookie request must carry the app's Origin).
+  const current = await (await page.request.get("/v1/platform/settings", { headers: admin })).json();
   const other = await page.request.patch("/v1/platform/settings", {
+    headers: admin,
     data: { expectedVersion: current.version, codeMode: { memoryMb: 96 } },
   });
   expect(other.status()).toBe(200);

@@ -1,0 +1,18 @@
+/**
+ * Plain-text names stored in the database (chat titles, user, key, connection names): trimmed, bounded,
+ * and free of control characters, so a `\u0000` (which Postgres cannot store) or a stray newline is a 400
+ * naming the field rather than a database failure.
+ */
+import { z } from "zod";
+
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/** A required one-line name: `field` names it in every message. */
+export function plainName(field: string, max: number) {
+  return z
+    .string({ error: `${field} is required` })
+    .trim()
+    .min(1, `${field} must not be empty`)
+    .max(max, `${field} must be at most ${max} characters`)
+    .refine((s) => !CONTROL.test(s), `${field} must not contain control characters (such as \\u0000 or a line break)`);
+}
