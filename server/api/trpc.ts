@@ -5,6 +5,7 @@
  */
 import { initTRPC, TRPCError } from "@trpc/server";
 import type { Platform } from "../platform";
+import { checkProcedureAccess } from "./access";
 import { getPlatform } from "../platform";
 import { authenticate, type Principal, readCookie, SESSION_COOKIE } from "../services/auth";
 import { AppError, type AppErrorCode } from "../services/errors";
@@ -57,6 +58,12 @@ const domainErrors = t.middleware(async ({ next }) => {
   return result;
 });
 
+/** Every procedure first passes its row of the access table (server/api/access.ts). */
+const access = t.middleware(({ ctx, path, next }) => {
+  checkProcedureAccess(path, ctx.principal);
+  return next();
+});
+
 export const createTRPCRouter = t.router;
 export const createCallerFactory = t.createCallerFactory;
-export const publicProcedure = t.procedure.use(domainErrors);
+export const publicProcedure = t.procedure.use(domainErrors).use(access);
