@@ -1,120 +1,37 @@
 /**
- * Who may call what: the one table of the permission each tRPC procedure and each REST route needs.
- * tRPC enforces it before any procedure runs (a procedure missing from the table is refused, so a new
- * one cannot ship unguarded); the services behind both adapters check the same permissions again, and
- * finer rules (the chat's owner, a shared chat, a tool's policy) on top. `test/server/access.test.ts`
- * calls every procedure and `test/e2e/security-authz.spec.ts` every route against the built server.
- *
- * `public`: no key needed (health, sign in/out, who am I). A key holds exactly the permissions it was
- * created with, cut down to its user's role (auth.ts `toPrincipal`): a member never holds platform.admin.
+ * Enforces the access table (contracts/access.ts): tRPC checks a procedure's row before it runs (a
+ * procedure missing from the table is refused, so a new one cannot ship unguarded) and every REST route
+ * wraps its handler in `guard` with its row. The services behind both adapters check the same
+ * permissions again, with finer rules (the chat's owner, a shared chat, a tool's policy) on top.
+ * `test/server/access.test.ts` calls every procedure, `test/e2e/security-authz.spec.ts` every route.
  */
-import type { Permission } from "@/contracts/permissions";
+import { type Access, REST_ACCESS, type RestRoute, TRPC_ACCESS } from "@/contracts/access";
+import type { RestArgs } from "../http/rest";
 import { requirePermission, type Principal } from "../services/auth";
 import { AppError } from "../services/errors";
 
-export type Access = "public" | readonly Permission[];
+export { REST_ACCESS, TRPC_ACCESS };
 
-const admin = ["platform.admin"] as const;
-const read = ["sessions.read"] as const;
-const write = ["sessions.write"] as const;
-const apps = ["apps.use"] as const;
-
-export const TRPC_ACCESS: Readonly<Record<string, Access>> = {
-  "auth.me": "public",
-  "auth.signIn": "public",
-  "auth.signOut": "public",
-  "settings.get": admin,
-  "settings.testModel": admin,
-  "settings.update": admin,
-  "chats.mode": read,
-  "chats.list": read,
-  "chats.byId": read,
-  "chats.create": write,
-  "chats.share": write,
-  "chats.unshare": write,
-  "codeRuns.start": apps,
-  "codeRuns.appCall": apps,
-  "codeRuns.finish": apps,
-  "codeRuns.claim": apps,
-  "codeRuns.runOnServer": apps,
-  "codeRuns.cancel": apps,
-  "codeRuns.byId": apps,
-  "codeRuns.listByChat": apps,
-  "codeRuns.onChange": apps,
-  "codeRuns.onLog": apps,
-  "decisions.list": apps,
-  "decisions.decide": apps,
-  "vault.list": admin,
-  "vault.create": admin,
-  "vault.rotate": admin,
-  "vault.remove": admin,
-  "vault.setAccess": admin,
-  "appOperations.pendingInputs": apps,
-  "appOperations.answer": apps,
-  "turns.send": write,
-  "turns.stop": write,
-  "turns.byId": read,
-  "turns.messages": read,
-  "turns.onEvent": read,
-  "connections.list": apps,
-  "connections.create": admin,
-  "connections.update": admin,
-  "connections.remove": admin,
-  "connections.setPolicies": admin,
-  "connections.emailOutbox": apps,
-  "connections.codeApi": apps,
-  "executions.byId": apps,
-  "executions.cancel": apps,
-  "users.list": admin,
-  "users.create": admin,
-  "apiKeys.create": admin,
-};
-
-/** `METHOD /v1/path` as the route file spells it (`[param]` segments). */
-export const REST_ACCESS: Readonly<Record<string, Access>> = {
-  "GET /v1/health": "public",
-  "GET /v1/platform/settings": admin,
-  "PATCH /v1/platform/settings": admin,
-  "POST /v1/platform/model-test": admin,
-  "GET /v1/chats": read,
-  "POST /v1/chats": write,
-  "POST /v1/chats/[chatId]/shares": write,
-  "DELETE /v1/chats/[chatId]/shares/[userId]": write,
-  "GET /v1/chats/[chatId]/messages": read,
-  "POST /v1/chats/[chatId]/turns": ["sessions.write", "sessions.read"],
-  "GET /v1/turns/[id]": read,
-  "POST /v1/turns/[id]/stop": write,
-  "GET /v1/chats/[chatId]/code-runs": apps,
-  "POST /v1/chats/[chatId]/code-runs": apps,
-  "GET /v1/sessions/[sessionId]/code-runs": apps,
-  "GET /v1/code-runs/[id]": apps,
-  "POST /v1/code-runs/[id]/cancel": apps,
-  "GET /v1/executions/[executionId]": apps,
-  "POST /v1/executions/[executionId]/cancel": apps,
-  "GET /v1/decisions": apps,
-  "POST /v1/decisions/[id]": apps,
-  "GET /v1/app-operations": apps,
-  "POST /v1/app-operations/[id]/input": apps,
-  "GET /v1/code-api": apps,
-  "GET /v1/connections": apps,
-  "POST /v1/connections": admin,
-  "PATCH /v1/connections/[id]": admin,
-  "DELETE /v1/connections/[id]": admin,
-  "PATCH /v1/connections/[id]/policies": admin,
-  "GET /v1/vault": admin,
-  "POST /v1/vault": admin,
-  "PUT /v1/vault/[...name]": admin,
-  "PATCH /v1/vault/[...name]": admin,
-  "DELETE /v1/vault/[...name]": admin,
-  "GET /v1/users": admin,
-  "POST /v1/users": admin,
-  "POST /v1/api-keys": admin,
-};
+function enforce(rule: Access, principal: Principal | null): void {
+  if (rule === "public") return;
+  for (const permission of rule) requirePermission(principal, permission);
+}
 
 /** Enforces a procedure's row of the table; a procedure without a row is refused (fail closed). */
 export function checkProcedureAccess(path: string, principal: Principal | null): void {
   const rule = TRPC_ACCESS[path];
   if (rule === undefined) throw new AppError("FORBIDDEN", `The procedure ${path} has no access rule, so nobody may call it.`);
-  if (rule === "public") return;
-  for (const permission of rule) requirePermission(principal, permission);
+  enforce(rule, principal);
+}
+
+/** Wraps a REST handler so its row of the table is checked before it runs: `rest(guard("GET /v1/chats", …))`. */
+export function guard<P extends Record<string, string | string[]> = Record<string, string>>(
+  route: RestRoute,
+  handler: (args: RestArgs<P>) => Promise<unknown>,
+): (args: RestArgs<P>) => Promise<unknown> {
+  const rule: Access = REST_ACCESS[route];
+  return async (args) => {
+    enforce(rule, args.ctx.principal);
+    return handler(args);
+  };
 }
