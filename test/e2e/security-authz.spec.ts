@@ -10,7 +10,7 @@ import path from "node:path";
 import { type APIRequestContext, expect, test } from "@playwright/test";
 import { REST_ACCESS } from "../../contracts/access";
 import { type Permission, PERMISSIONS } from "../../contracts/permissions";
-import { admin, patchSettings } from "./helpers";
+import { admin, patchSettings, signIn } from "./helpers";
 
 test.describe.configure({ mode: "serial" });
 
@@ -213,4 +213,27 @@ try {
   const [decision] = await (await request.get(`/v1/decisions?status=pending&chatId=${chat.id}`, { headers: auth(member) })).json();
   expect(decision.request.app.arguments).toEqual({ title: "x", body: "⟦vault:launder/token⟧" });
   expect((await request.get("/v1/vault", { headers: auth(member) })).status()).toBe(403);
+});
+
+test("Admin → Vault: an admin sets who may use an entry (roles and people)", async ({ page, request }) => {
+  const person = await keyFor(request, "member", ["apps.use"]);
+  const personName = "member apps.use";
+  await signIn(page);
+  await page.getByRole("link", { name: "Admin · Vault" }).click();
+  await page.getByLabel("Name", { exact: true }).fill("ui/shared");
+  await page.getByLabel("Secret", { exact: true }).fill("ui_SharedSecret_0042");
+  const form = page.getByRole("form", { name: "Add a secret" });
+  await form.getByLabel("Members").check();
+  await page.getByRole("button", { name: "Add secret" }).click();
+  const row = page.getByTestId("vault-entry").filter({ hasText: "ui/shared" });
+  await expect(row.getByTestId("vault-usable-by")).toHaveText("Admins, Members");
+
+  await row.getByRole("button", { name: "Who may use ui/shared" }).click();
+  const editor = row.getByRole("form", { name: "Who may use ui/shared" });
+  await editor.getByLabel("Members").uncheck();
+  await editor.getByLabel("People").selectOption({ label: `${personName} (member)` });
+  await editor.getByRole("button", { name: "Save" }).click();
+  await expect(row.getByTestId("vault-usable-by")).toHaveText(`Admins, ${personName}`);
+  const entries = (await (await request.get("/v1/vault", { headers: admin })).json()) as { name: string; usableBy: unknown }[];
+  expect(entries.find((e) => e.name === "ui/shared")?.usableBy).toEqual({ roles: ["admin"], users: [person.userId] });
 });
