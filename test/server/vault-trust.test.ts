@@ -7,6 +7,8 @@
  */
 import { TRPCError } from "@trpc/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runTurnToEnd } from "@/server/services/agent/turns";
+import { lastIsTool, lastToolResult, scriptedModel } from "../helpers/mock-model";
 import { makePerson, startTestPlatform, type TestPlatform } from "../helpers/platform";
 
 const SECRET = "nts_LaunderedSecret_41b7c0de";
@@ -66,6 +68,25 @@ return r.structuredContent.body`,
     expect(record.status).toBe("Completed");
     expect((record.result as { value: string }).value).toBe("token ⟦hidden:notes/token⟧");
     expect(JSON.stringify(record)).not.toContain(SECRET);
+  });
+
+  it("a direct (model) tool call of read_note gets it hidden too, and the model is never sent the secret", async () => {
+    const seen: unknown[] = [];
+    t.platform.modelOverride = scriptedModel((call) => {
+      if (!lastIsTool(call)) return { toolCall: { name: "notes__read_note", input: { id: noteId } } };
+      seen.push(lastToolResult(call));
+      return { text: "read" };
+    });
+    try {
+      const chat = await t.caller(t.admin).chats.create({});
+      const turn = await runTurnToEnd({ platform: t.platform, principal: t.admin }, chat.id, { message: "read the note" });
+      expect(turn.status).toBe("Completed");
+      expect(JSON.stringify(seen)).toContain("token ⟦hidden:notes/token⟧");
+      expect(JSON.stringify(seen)).not.toContain(SECRET);
+      expect(JSON.stringify(turn)).not.toContain(SECRET);
+    } finally {
+      t.platform.modelOverride = undefined;
+    }
   });
 
   it("a member who may not use the entry cannot read it back either", async () => {
@@ -184,4 +205,31 @@ describe("page reads of App data pass the capability check", () => {
     const noApps = await makePerson(t, "member", ["sessions.read", "sessions.write"]);
     expect(await codeOf(t.caller(noApps).connections.emailOutbox())).toBe("FORBIDDEN");
   });
+});
+
+describe("an App's question is redacted too", () => {
+  it("a secret in an elicitation message and in the answered result is hidden before it is stored or shown", async () => {
+    const view = await t.platform.apps.add({ name: "Everything", transport: { type: "preset", preset: "everything" } });
+    await t.platform.apps.setPolicies(view.id, { "trigger-elicitation-request": "allow" });
+    const caller = t.caller(t.admin);
+    // The everything server asks "Please provide inputs for the following fields:" and echoes the answer.
+    await caller.vault.create({ name: "question/words", secret: "following fields" });
+    await caller.vault.create({ name: "answer/name", secret: "Ada Lovelace" });
+    const chat = await caller.chats.create({});
+    const record = await caller.codeRuns.runOnServer({
+      chatId: chat.id,
+      code: `try { await apps.everything.trigger_elicitation_request({}) } catch (error) { return { name: error.name, message: error.details.message, op: error.details.operationId } }`,
+    });
+    const value = (record.result as { value: { name: string; message: string; op: string } }).value;
+    expect(value.name).toBe("AppInputRequired");
+    expect(value.message).toBe("Please provide inputs for the ⟦hidden:question/words⟧:");
+    const [pending] = await caller.appOperations.pendingInputs({ chatId: chat.id });
+    expect(pending!.message).toBe("Please provide inputs for the ⟦hidden:question/words⟧:");
+    const answered = await caller.appOperations.answer({ operationId: value.op, answer: { action: "accept", content: { name: "Ada Lovelace", check: true } } });
+    expect(answered.status).toBe("Completed");
+    const after = await caller.codeRuns.byId({ id: record.id });
+    const result = JSON.stringify(after.calls[0]?.app?.result);
+    expect(result).toContain("⟦hidden:answer/name⟧");
+    expect(result).not.toContain("Ada Lovelace");
+  }, 60_000);
 });
