@@ -450,10 +450,13 @@ async function requestDecision(
   return id;
 }
 
-/** An unexpected App failure as it may be logged: its name and message with every secret hidden. */
-function redactError(error: unknown, secrets: Substituted["secrets"]): { name: string; message: string } {
+/** An unexpected App failure as it may be logged: the same name, message and stack with every secret hidden. */
+function redactError(error: unknown, secrets: Substituted["secrets"]): Error {
   const e = error instanceof Error ? error : new Error(String(error));
-  return { name: e.name, message: redact(e.message, secrets) };
+  const safe = new Error(redact(e.message, secrets));
+  safe.name = e.name;
+  safe.stack = e.stack === undefined ? undefined : redact(e.stack, secrets);
+  return safe;
 }
 
 function failedOutcome(reason: string, message: string): CallOutcome {
