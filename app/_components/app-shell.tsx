@@ -23,8 +23,10 @@ export function AppShell({ children, requireAdmin = false }: { children: (me: Me
     { href: "/", label: "Chats", active: pathname === "/" || pathname.startsWith("/chats") },
     { href: "/outbox", label: "Sent mail", active: pathname.startsWith("/outbox") },
   ];
+  // Admin pages follow what the signed-in key may do (platform.admin), not the user's role.
+  const isAdmin = me.data.permissions.includes("platform.admin");
   const admin =
-    me.data.role === "admin"
+    isAdmin
       ? [
           { href: "/admin/settings", label: "Settings" },
           { href: "/admin/apps", label: "Apps" },
@@ -57,7 +59,7 @@ export function AppShell({ children, requireAdmin = false }: { children: (me: Me
         <button type="button" onClick={() => signOut.mutate()}>Sign out</button>
       </header>
       <main className="main">
-        {requireAdmin && me.data.role !== "admin" ? (
+        {requireAdmin && !isAdmin ? (
           <p className="error-text">This page is for admins.</p>
         ) : (
           children(me.data)

@@ -1,7 +1,9 @@
 "use client";
 /**
  * Admin → Vault: named secrets that programs use by reference without seeing them. The secret is
- * write-only: the page lists names, allowed targets and times; rotate replaces a secret in place.
+ * write-only: the page lists names, allowed targets, who may use each entry and times; rotate replaces
+ * a secret in place. Who may use an entry (roles and/or people; default admins only) also decides who
+ * sees its name under `vault` in a program.
  */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
@@ -19,6 +21,95 @@ function parseTargets(text: string) {
     });
 }
 
+type Role = "admin" | "member";
+interface UsableBy {
+  users: string[];
+  roles: Role[];
+}
+interface Person {
+  id: string;
+  name: string;
+  role: string;
+}
+
+/** Roles as checkboxes, people as a multiple select: who may use one entry. */
+function UsableByFields({ idPrefix, value, people, onChange }: { idPrefix: string; value: UsableBy; people: Person[]; onChange: (next: UsableBy) => void }) {
+  const toggleRole = (role: Role, on: boolean) => onChange({ ...value, roles: on ? [...new Set([...value.roles, role])] : value.roles.filter((r) => r !== role) });
+  return (
+    <fieldset className="stack" style={{ border: 0, padding: 0, margin: 0 }} aria-label="Who may use it">
+      <div className="row small">
+        <label>
+          <input type="checkbox" checked={value.roles.includes("admin")} onChange={(e) => toggleRole("admin", e.target.checked)} /> Admins
+        </label>
+        <label>
+          <input type="checkbox" checked={value.roles.includes("member")} onChange={(e) => toggleRole("member", e.target.checked)} /> Members
+        </label>
+      </div>
+      <label className="small" htmlFor={`${idPrefix}-people`}>People</label>
+      <select
+        id={`${idPrefix}-people`}
+        multiple
+        value={value.users}
+        onChange={(e) => onChange({ ...value, users: [...e.target.selectedOptions].map((o) => o.value) })}
+      >
+        {people.map((p) => (
+          <option key={p.id} value={p.id}>
+            {p.name} ({p.role})
+          </option>
+        ))}
+      </select>
+    </fieldset>
+  );
+}
+
+const describeUsableBy = (u: UsableBy, people: Person[]) =>
+  [
+    ...u.roles.map((r) => (r === "admin" ? "Admins" : "Members")),
+    ...u.users.map((id) => people.find((p) => p.id === id)?.name ?? id),
+  ].join(", ") || "nobody";
+
+/** One entry's "May use" cell: the current list, and an editor that saves it. */
+function UsableByCell({ name, value, people }: { name: string; value: UsableBy; people: Person[] }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const [editing, setEditing] = useState<UsableBy | null>(null);
+  const save = useMutation(
+    trpc.vault.setAccess.mutationOptions({
+      onSuccess: () => {
+        setEditing(null);
+        void queryClient.invalidateQueries({ queryKey: trpc.vault.list.queryKey() });
+      },
+    }),
+  );
+  if (!editing) {
+    return (
+      <div className="stack small">
+        <span data-testid="vault-usable-by">{describeUsableBy(value, people)}</span>
+        <button type="button" onClick={() => setEditing(value)} aria-label={`Who may use ${name}`}>
+          Change
+        </button>
+      </div>
+    );
+  }
+  return (
+    <form
+      className="stack"
+      aria-label={`Who may use ${name}`}
+      onSubmit={(e) => {
+        e.preventDefault();
+        save.mutate({ name, usableBy: editing });
+      }}
+    >
+      <UsableByFields idPrefix={`vault-${name.replace(/\W/g, "-")}`} value={editing} people={people} onChange={setEditing} />
+      <ErrorText error={save.error} />
+      <div className="row">
+        <button className="primary" type="submit" disabled={save.isPending}>Save</button>
+        <button type="button" onClick={() => setEditing(null)}>Cancel</button>
+      </div>
+    </form>
+  );
+}
+
 export function VaultAdmin() {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
@@ -27,12 +118,15 @@ export function VaultAdmin() {
   const [name, setName] = useState("");
   const [secret, setSecret] = useState("");
   const [targets, setTargets] = useState("");
+  const [usableBy, setUsableBy] = useState<UsableBy>({ users: [], roles: ["admin"] });
+  const people = useQuery(trpc.users.list.queryOptions()).data ?? [];
   const create = useMutation(
     trpc.vault.create.mutationOptions({
       onSuccess: () => {
         setName("");
         setSecret("");
         setTargets("");
+        setUsableBy({ users: [], roles: ["admin"] });
         void refresh();
       },
     }),
@@ -46,7 +140,7 @@ export function VaultAdmin() {
         aria-label="Add a secret"
         onSubmit={(e) => {
           e.preventDefault();
-          create.mutate({ name, secret, allow: parseTargets(targets) });
+          create.mutate({ name, secret, allow: parseTargets(targets), usableBy });
         }}
       >
         <h2 style={{ margin: 0, fontSize: 18 }}>Add a secret</h2>
@@ -54,12 +148,17 @@ export function VaultAdmin() {
           <Field id="vault-name" label="Name" hint="Programs see it as vault.github.token — a reference, never the secret.">
             <input id="vault-name" value={name} onChange={(e) => setName(e.target.value)} placeholder="github/token" required />
           </Field>
-          <Field id="vault-secret" label="Secret">
+          <Field id="vault-secret" label="Secret" hint="At least 8 characters.">
             <input id="vault-secret" type="password" autoComplete="off" value={secret} onChange={(e) => setSecret(e.target.value)} required />
           </Field>
           <Field id="vault-targets" label="Allowed targets" hint="connection/tool pairs, separated by commas (connection slug, name or id; tool name).">
             <input id="vault-targets" value={targets} onChange={(e) => setTargets(e.target.value)} placeholder="everything/echo, github/create-issue" />
           </Field>
+          <div className="stack">
+            <span className="small">Who may use it</span>
+            <UsableByFields idPrefix="vault-new" value={usableBy} people={people} onChange={setUsableBy} />
+            <span className="small muted">Anyone else does not see its name; default: admins only.</span>
+          </div>
         </div>
         <ErrorText error={create.error} />
         <div className="row">
@@ -69,7 +168,7 @@ export function VaultAdmin() {
       {(rotate.error ?? remove.error) && <p role="alert" className="error-text">{(rotate.error ?? remove.error)?.message}</p>}
       <table className="calls panel" aria-label="Vault entries">
         <thead>
-          <tr><th>Name</th><th>Reference</th><th>Allowed targets</th><th>Updated</th><th /></tr>
+          <tr><th>Name</th><th>Reference</th><th>Allowed targets</th><th>May use</th><th>Updated</th><th /></tr>
         </thead>
         <tbody>
           {entries.data?.map((e) => (
@@ -77,6 +176,7 @@ export function VaultAdmin() {
               <td><code>{e.name}</code></td>
               <td><code>{e.reference}</code></td>
               <td className="small">{e.allow.map((a) => `${a.connection}/${a.tool}`).join(", ") || "—"}</td>
+              <td><UsableByCell name={e.name} value={e.usableBy} people={people} /></td>
               <td className="small muted">{new Date(e.updatedAt).toLocaleString()}</td>
               <td className="row">
                 <button

@@ -1,12 +1,12 @@
 "use client";
-/** The built-in Email app's outbox: every mail a program or the model sent. */
+/** The built-in Email app's outbox: every mail a program or the model sent (each read is an App call of list-sent). */
 import { useQuery } from "@tanstack/react-query";
 import { AppShell } from "../_components/app-shell";
 import { useTRPC } from "../_lib/trpc";
 
 function Outbox() {
   const trpc = useTRPC();
-  const outbox = useQuery({ ...trpc.connections.emailOutbox.queryOptions(), refetchInterval: 5_000 });
+  const outbox = useQuery({ ...trpc.connections.emailOutbox.queryOptions(), refetchInterval: 30_000 });
   if (outbox.error) return <p role="alert" className="error-text">{outbox.error.message}</p>;
   if (!outbox.data) return <p className="muted">Loading…</p>;
   if (!outbox.data.available) return <p className="muted">The Email app is not connected.</p>;

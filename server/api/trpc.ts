@@ -7,6 +7,7 @@ import { initTRPC, TRPCError } from "@trpc/server";
 import type { Platform } from "../platform";
 import { getPlatform } from "../boot";
 import { clientAddress, servedOverHttps } from "../http/origin";
+import { checkProcedureAccess } from "./access";
 import { authenticate, type Principal, readCookie, SESSION_COOKIE } from "../services/auth";
 import { type AppErrorCode, isAppError } from "../services/errors";
 
@@ -69,6 +70,12 @@ const domainErrors = t.middleware(async ({ next }) => {
   return result;
 });
 
+/** Every procedure first passes its row of the access table (server/api/access.ts). */
+const access = t.middleware(({ ctx, path, next }) => {
+  checkProcedureAccess(path, ctx.principal);
+  return next();
+});
+
 export const createTRPCRouter = t.router;
 export const createCallerFactory = t.createCallerFactory;
-export const publicProcedure = t.procedure.use(domainErrors);
+export const publicProcedure = t.procedure.use(domainErrors).use(access);

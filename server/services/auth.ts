@@ -30,11 +30,22 @@ interface KeyRow {
   permissions: string;
 }
 
+/** What a role can ever hold: a member never holds platform.admin, whatever a key lists. */
+export const ROLE_PERMISSIONS: Record<Principal["role"], readonly Permission[]> = {
+  admin: ALL_PERMISSIONS,
+  member: ALL_PERMISSIONS.filter((p) => p !== "platform.admin"),
+};
+
+/** A key holds exactly what it was created with, cut down to what its user's role allows now. */
 function toPrincipal(row: KeyRow): Principal {
-  const listed = JSON.parse(row.permissions) as Permission[];
-  const permissions = new Set<Permission>(row.role === "admin" ? ALL_PERMISSIONS : listed);
+  const listed = JSON.parse(row.permissions) as unknown;
+  const allowed = ROLE_PERMISSIONS[row.role] ?? [];
+  const permissions = new Set<Permission>(Array.isArray(listed) ? allowed.filter((p) => listed.includes(p)) : []);
   return { userId: row.user_id, userName: row.user_name, role: row.role, keyId: row.key_id, permissions };
 }
+
+/** Acts as an admin (sees every chat, decides anywhere): the key holds platform.admin, not just the role. */
+export const isAdmin = (principal: Principal): boolean => principal.permissions.has("platform.admin");
 
 const KEY_SELECT = `select k.id as key_id, u.id as user_id, u.name as user_name, u.role, k.permissions
   from api_keys k join users u on u.id = k.user_id`;

@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { plainName } from "@/contracts/text";
 import type { Db } from "../db/client";
-import { type Principal, requireAuth, requirePermission } from "./auth";
+import { isAdmin, type Principal, requireAuth, requirePermission } from "./auth";
 import { AppError, invalidInput } from "./errors";
 
 export interface Chat {
@@ -56,7 +56,7 @@ export async function createChat(db: Db, principal: Principal | null, input: unk
 export async function listChats(db: Db, principal: Principal | null): Promise<Chat[]> {
   const p = requirePermission(principal, "sessions.read");
   const rows =
-    p.role === "admin"
+    isAdmin(p)
       ? await db.query<Row>("select * from chats order by updated_at desc")
       : await db.query<Row>(
           `select c.* from chats c where c.owner_id = $1
@@ -72,7 +72,7 @@ export async function readableChat(db: Db, principal: Principal | null, chatId: 
   const p = requireAuth(principal);
   const rows = await db.query<Row>("select * from chats where id = $1", [chatId]);
   const row = rows[0];
-  if (row && (p.role === "admin" || row.owner_id === p.userId)) return toChat(row);
+  if (row && (isAdmin(p) || row.owner_id === p.userId)) return toChat(row);
   if (row) {
     const shared = await db.query("select 1 from chat_shares where chat_id = $1 and user_id = $2", [chatId, p.userId]);
     if (shared.length) return toChat(row);
@@ -84,7 +84,7 @@ export async function readableChat(db: Db, principal: Principal | null, chatId: 
 export async function ownedChat(db: Db, principal: Principal | null, chatId: string): Promise<Chat> {
   const chat = await readableChat(db, principal, chatId);
   const p = requireAuth(principal);
-  if (p.role !== "admin" && chat.ownerId !== p.userId) throw new AppError("FORBIDDEN", "Only the chat's owner or an admin can do this.");
+  if (!isAdmin(p) && chat.ownerId !== p.userId) throw new AppError("FORBIDDEN", "Only the chat's owner or an admin can do this.");
   return chat;
 }
 
@@ -96,7 +96,7 @@ const shareInput = z.object({ userId: z.string({ error: "userId is required" }).
 
 /** Shares a chat for reading with another person (owner or admin). */
 export async function shareChat(db: Db, principal: Principal | null, chatId: string, input: unknown): Promise<{ chatId: string; userId: string }> {
-  await ownedChat(db, principal, chatId);
+  await ownedChat(db, requirePermission(principal, "sessions.write"), chatId);
   const parsed = shareInput.safeParse(input);
   if (!parsed.success) throw invalidInput(parsed.error.issues);
   const user = await db.query("select 1 from users where id = $1", [parsed.data.userId]);
@@ -110,7 +110,7 @@ export async function shareChat(db: Db, principal: Principal | null, chatId: str
 }
 
 export async function unshareChat(db: Db, principal: Principal | null, chatId: string, userId: string): Promise<{ ok: true }> {
-  await ownedChat(db, principal, chatId);
+  await ownedChat(db, requirePermission(principal, "sessions.write"), chatId);
   await db.query("delete from chat_shares where chat_id = $1 and user_id = $2", [chatId, userId]);
   return { ok: true };
 }

@@ -31,7 +31,7 @@ import { logEvent, logFailure, logOutcome } from "../log";
 import type { Platform } from "../platform";
 import { type Principal, principalFromKeyId, requirePermission } from "./auth";
 import { checkAppCall } from "./capability";
-import { isVaultDeniedError, redact, type Substituted, substituteSecrets, vaultNames, vaultRefusal } from "./vault";
+import { isVaultDeniedError, knownSecrets, redact, type Substituted, substituteSecrets, vaultNames, vaultRefusal } from "./vault";
 import { ownedChat, readableChat, touchChat } from "./chats";
 import { AppError, invalidInput } from "./errors";
 import { readSettings } from "./settings";
@@ -157,7 +157,7 @@ export async function startRun(
       links.turnId ?? null,
       links.callId ?? null,
       links.turnId ? null : now,
-      JSON.stringify(await vaultNames(ctx.platform)),
+      JSON.stringify(await vaultNames(ctx.platform, p)),
     ],
   );
   await touchChat(db, chatId);
@@ -190,7 +190,7 @@ async function ticketFor(ctx: ServiceContext, run: RunRow): Promise<RunTicket | 
       seed: Number(run.seed),
       limits: JSON.parse(run.limits) as EngineLimits,
       bindings: JSON.parse(run.bindings) as string[],
-      vaultNames: run.vault_names ? (JSON.parse(run.vault_names) as string[]) : await vaultNames(ctx.platform),
+      vaultNames: run.vault_names ? (JSON.parse(run.vault_names) as string[]) : ctx.principal ? await vaultNames(ctx.platform, ctx.principal) : [],
       replay: await replayLog(ctx, run.id),
     },
   };
@@ -367,7 +367,7 @@ export async function handleCall(ctx: ServiceContext, runId: string, attempt: nu
     const outcome: CallOutcome = { type: "error", name: "AppCallDenied", message: verdict.message, details: { binding: call.binding } };
     return recordOutcome(ctx, runId, call.index, outcome, { name: "AppCallDenied", message: verdict.message });
   }
-  const refusal = await vaultRefusal(ctx.platform, argsJson, entry);
+  const refusal = await vaultRefusal(ctx.platform, argsJson, entry, principal);
   if (refusal) {
     const outcome: CallOutcome = { type: "error", name: "VaultDenied", message: `${refusal} Nothing was sent.`, details: { binding: call.binding } };
     return recordOutcome(ctx, runId, call.index, outcome, { name: "VaultDenied", message: refusal });
@@ -450,28 +450,39 @@ async function requestDecision(
   return id;
 }
 
+/** An unexpected App failure as it may be logged: the same name, message and stack with every secret hidden. */
+function redactError(error: unknown, secrets: Substituted["secrets"]): Error {
+  const e = error instanceof Error ? error : new Error(String(error));
+  const safe = new Error(redact(e.message, secrets));
+  safe.name = e.name;
+  safe.stack = e.stack === undefined ? undefined : redact(e.stack, secrets);
+  return safe;
+}
+
 function failedOutcome(reason: string, message: string): CallOutcome {
   return { type: "error", name: "AppCallFailed", message, details: { reason } };
 }
 
 /** Sends an allowed call to its App (from a program), recording the App operation before and after. */
 async function sendCall(ctx: ServiceContext, run: RunRow, index: number, entry: ToolEntry, argsJson: string): Promise<CallOutcome> {
-  const { outcome } = await performAppCall(ctx.platform, { chatId: run.chat_id, runId: run.id, index, entry, argsJson });
+  const { outcome } = await performAppCall(ctx.platform, { chatId: run.chat_id, runId: run.id, index, entry, argsJson, principal: requirePermission(ctx.principal, "apps.use") });
   return recordOutcome(ctx, run.id, index, outcome, null);
 }
 
 /**
  * One App operation: recorded as Running before it is sent and with its outcome after, so a crash in
- * between leaves a visible Unknown, never a silent resend. Used by programs and direct tool calls alike.
+ * between leaves a visible Unknown, never a silent resend. Used by programs, direct tool calls and pages
+ * alike. `principal`: whose vault rights apply. What comes back (result, error text, an App's question)
+ * is redacted against every secret in the vault before it is stored, logged or returned.
  */
 export async function performAppCall(
   platform: Platform,
-  call: { chatId: string; runId: string | null; index: number | null; entry: ToolEntry; argsJson: string },
+  call: { chatId: string | null; runId: string | null; index: number | null; entry: ToolEntry; argsJson: string; principal: Principal },
 ): Promise<{ outcome: CallOutcome; operationId: string }> {
   const { db } = platform;
   let substituted: Substituted;
   try {
-    substituted = await substituteSecrets(platform, call.argsJson, call.entry);
+    substituted = await substituteSecrets(platform, call.argsJson, call.entry, call.principal);
   } catch (error) {
     if (!isVaultDeniedError(error)) throw error;
     const outcome: CallOutcome = { type: "error", name: "VaultDenied", message: `${error.message} Nothing was sent.`, details: { binding: call.entry.binding } };
@@ -491,8 +502,9 @@ export async function performAppCall(
   let stored: unknown;
   let status: "Completed" | "Failed";
   let errorReason: string | null = null;
+  const secrets = [...substituted.secrets, ...(await knownSecrets(platform))];
   try {
-    const result = redact(await platform.apps.call(call.entry, substituted.args), substituted.secrets);
+    const result = redact(await platform.apps.call(call.entry, substituted.args), secrets);
     const resultJson = JSON.stringify(result);
     if (resultJson.length > MAX_CALL_JSON) throw new AppCallError("tool_error", `The result is larger than ${MAX_CALL_JSON} bytes.`);
     outcome = { type: "ok", resultJson };
@@ -501,17 +513,17 @@ export async function performAppCall(
   } catch (error: unknown) {
     // The registry lives in another module graph in the build: its errors are told apart by their tag.
     const raw = isAppCallError(error) ? error : undefined;
-    const known = raw ? new AppCallError(raw.reason, redact(raw.message, substituted.secrets), redact(raw.result, substituted.secrets), raw.input) : undefined;
+    const known = raw ? new AppCallError(raw.reason, redact(raw.message, secrets), redact(raw.result, secrets), raw.input) : undefined;
     if (known?.reason === "input_required" && known.input) {
-      const question = { message: known.input.message, requestedSchema: known.input.requestedSchema, binding: call.entry.binding };
+      const question = { message: redact(known.input.message, secrets), requestedSchema: redact(known.input.requestedSchema, secrets), binding: call.entry.binding };
       await db.query("update app_operations set status = 'InputRequired', input_id = $1, input_enc = $2 where id = $3", [known.input.id, sealOp("input", question), opId]);
-      platform.track(settleInput(platform, opId, known.input.result, substituted.secrets));
+      platform.track(settleInput(platform, opId, known.input.result, secrets));
       platform.events.emit("run", { runId: call.runId, chatId: call.chatId });
       const outcome: CallOutcome = {
         type: "error",
         name: "AppInputRequired",
         message: `${call.entry.binding} needs a person's input: answer App operation ${opId} outside the program.`,
-        details: { operationId: opId, message: known.input.message },
+        details: { operationId: opId, message: question.message },
       };
       return { outcome, operationId: opId };
     }
@@ -519,7 +531,7 @@ export async function performAppCall(
     const message = known?.message ?? "The App could not be reached.";
     const where = { runId: call.runId, index: call.index, operationId: opId };
     if (known) logOutcome("app_call_failed", `AppCallError:${reason}`, where);
-    else logFailure("app_call_failed", error, where);
+    else logFailure("app_call_failed", redactError(error, secrets), where);
     const details: Record<string, unknown> = { reason };
     if (known?.result !== undefined) details.result = known.result;
     outcome = { type: "error", name: "AppCallFailed", message, details };

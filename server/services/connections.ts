@@ -4,10 +4,14 @@
  */
 import { z } from "zod";
 import { plainName } from "@/contracts/text";
+import { canonicalJson } from "@/worker/canonical-json";
 import { declarations } from "../apps/declarations";
+import type { ToolEntry } from "../apps/registry";
 import type { Platform } from "../platform";
 import { type Principal, requirePermission } from "./auth";
 import { isConnectionConfigError } from "../apps/errors";
+import { checkAppCall } from "./capability";
+import { performAppCall } from "./code-runs";
 import { AppError, invalidInput, isAppError } from "./errors";
 
 const policy = z.enum(["allow", "ask", "deny"], { error: 'a policy must be "allow", "ask" or "deny"' });
@@ -79,13 +83,18 @@ export async function codeApi(platform: Platform, principal: Principal | null, i
   return { declarations: await declarations(platform.apps.tools(), { query: parsed.data.query || undefined, connection: parsed.data.connection || undefined }) };
 }
 
-/** The built-in Email app's outbox (its list-sent tool), for the UI. */
+/**
+ * The built-in Email app's outbox (its list-sent tool), for the UI. A page reading App data is an App
+ * call like a program's: the same capability check (apps.use, then the tool's policy), recorded as an App
+ * operation, its answer redacted. `deny` refuses; `ask` refuses too, because a page has no run to pause:
+ * the person is told to make the call from a chat, where it can wait for a decision.
+ */
 export async function emailOutbox(platform: Platform, principal: Principal | null) {
-  requirePermission(principal, "apps.use");
+  const p = requirePermission(principal, "apps.use");
   const entry = platform.apps.tools().find((t) => t.connectionId === "conn_email" && t.name === "list-sent");
   if (!entry) return { available: false as const, emails: [] };
-  const result = await platform.apps.call(entry, {});
-  const emails = ((result.structuredContent as { emails?: unknown[] } | undefined)?.emails ?? []) as {
+  const result = (await readAppData(platform, p, entry, {})) as { structuredContent?: { emails?: unknown[] } };
+  const emails = (result.structuredContent?.emails ?? []) as {
     id: string;
     to: string;
     subject: string;
@@ -93,4 +102,22 @@ export async function emailOutbox(platform: Platform, principal: Principal | nul
     sentAt: number | string;
   }[];
   return { available: true as const, emails };
+}
+
+/** A page's read of App data: `checkAppCall`, then one recorded App operation (no chat, no run). */
+async function readAppData(platform: Platform, principal: Principal, entry: ToolEntry, args: Record<string, unknown>): Promise<unknown> {
+  const argsJson = canonicalJson(JSON.stringify(args));
+  const verdict = checkAppCall(principal, entry, argsJson);
+  if (verdict.verdict === "deny") throw new AppError("FORBIDDEN", verdict.message);
+  if (verdict.verdict === "ask") {
+    throw new AppError(
+      "FORBIDDEN",
+      `apps.${entry.binding} needs a person's decision (its policy is "ask"), which a page cannot wait for: run it from a chat, or ask an admin to allow it.`,
+      { reason: "needs_decision", binding: entry.binding },
+    );
+  }
+  const { outcome } = await performAppCall(platform, { chatId: null, runId: null, index: null, entry, argsJson, principal });
+  if (outcome.type === "ok") return JSON.parse(outcome.resultJson) as unknown;
+  if (outcome.name === "VaultDenied") throw new AppError("FORBIDDEN", outcome.message);
+  throw new AppError("UNAVAILABLE", `apps.${entry.binding} failed: ${outcome.message}`, { reason: (outcome.details as { reason?: string } | undefined)?.reason ?? "unavailable" });
 }

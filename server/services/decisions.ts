@@ -8,7 +8,7 @@ import { z } from "zod";
 import type { CallOutcome } from "@/contracts/engine";
 import type { ToolEntry } from "../apps/registry";
 import type { Platform } from "../platform";
-import { type Principal, requireAuth, requirePermission } from "./auth";
+import { isAdmin, type Principal, requirePermission } from "./auth";
 import { ownedChat } from "./chats";
 import { performAppCall, recordOutcome, resumeRun, type ServiceContext } from "./code-runs";
 import { AppError, invalidInput, isAppError } from "./errors";
@@ -61,14 +61,14 @@ const listInput = z.object({
 
 /** Decisions in chats the caller may decide in (owner, or any for an admin). */
 export async function listDecisions(ctx: ServiceContext, input: unknown): Promise<DecisionView[]> {
-  const p = requireAuth(ctx.principal);
+  const p = requirePermission(ctx.principal, "apps.use");
   const parsed = listInput.safeParse(input ?? {});
   if (!parsed.success) throw invalidInput(parsed.error.issues);
   const where: string[] = [];
   const params: unknown[] = [];
   if (parsed.data.status) where.push(`d.status = $${params.push(parsed.data.status)}`);
   if (parsed.data.chatId) where.push(`d.chat_id = $${params.push(parsed.data.chatId)}`);
-  if (p.role !== "admin") where.push(`c.owner_id = $${params.push(p.userId)}`);
+  if (!isAdmin(p)) where.push(`c.owner_id = $${params.push(p.userId)}`);
   const rows = await ctx.platform.db.query<Row>(
     `select d.* from decisions d join chats c on c.id = d.chat_id ${where.length ? `where ${where.join(" and ")}` : ""} order by d.created_at, d.id`,
     params,
@@ -141,7 +141,8 @@ async function finishDirectCall(ctx: ServiceContext, view: DecisionView): Promis
     settled(`The call apps.${binding} could not be sent: the App is gone.`, {});
     return;
   }
-  const { outcome } = await performAppCall(ctx.platform, { chatId: view.chatId, runId: null, index: null, entry, argsJson: JSON.stringify(view.request.app.arguments ?? {}) });
+  const principal = requirePermission(ctx.principal, "apps.use");
+  const { outcome } = await performAppCall(ctx.platform, { chatId: view.chatId, runId: null, index: null, entry, argsJson: JSON.stringify(view.request.app.arguments ?? {}), principal });
   const payload = outcome.type === "ok" ? (JSON.parse(outcome.resultJson) as unknown) : { error: { name: outcome.name, message: outcome.message } };
   settled(`The call apps.${binding} was allowed and sent.`, payload);
 }

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { plainName } from "@/contracts/text";
 import { PERMISSIONS } from "@/contracts/permissions";
 import type { Db } from "../db/client";
-import { createApiKey, createUser, type Principal, requirePermission } from "./auth";
+import { createApiKey, createUser, type Principal, requirePermission, ROLE_PERMISSIONS } from "./auth";
 import { AppError, invalidInput } from "./errors";
 
 const userInput = z.object({
@@ -30,8 +30,10 @@ export async function addApiKey(db: Db, principal: Principal | null, input: unkn
   requirePermission(principal, "platform.admin");
   const parsed = keyInput.safeParse(input);
   if (!parsed.success) throw invalidInput(parsed.error.issues);
-  const users = await db.query("select 1 from users where id = $1", [parsed.data.userId]);
-  if (!users.length) throw new AppError("BAD_REQUEST", "userId: no such user");
+  const users = await db.query<{ role: "admin" | "member" }>("select role from users where id = $1", [parsed.data.userId]);
+  if (!users[0]) throw new AppError("BAD_REQUEST", "userId: no such user");
+  const beyond = parsed.data.permissions.filter((p) => !ROLE_PERMISSIONS[users[0]!.role].includes(p));
+  if (beyond.length) throw new AppError("BAD_REQUEST", `permissions: a ${users[0].role} cannot hold ${beyond.join(", ")}`);
   return createApiKey(db, parsed.data.userId, parsed.data.name, parsed.data.permissions);
 }
 

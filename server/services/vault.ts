@@ -4,10 +4,16 @@
  * always needs a decision; only when it is sent does the server put the secret in, and only if the
  * entry allows that connection and tool (else VaultDenied, nothing sent). Every occurrence of the
  * secret in what the App answers is replaced by `⟦hidden:github/token⟧` before it is stored or returned.
+ *
+ * Every App answer, error text and question is redacted against *every* entry's secret (`redactKnown`),
+ * not only the ones its call referenced: a secret written into a storing App by one call cannot come
+ * back in plain text from another call, run or person. An entry also says who may use it (users and/or
+ * roles; default admins only): anyone else does not see its name and gets VaultDenied.
  */
 import { z } from "zod";
 import type { ToolEntry } from "../apps/registry";
 import type { Platform } from "../platform";
+import { createHash } from "node:crypto";
 import { type Principal, requirePermission } from "./auth";
 import { hasKind } from "../error-kind";
 import { AppError, invalidInput } from "./errors";
@@ -29,21 +35,44 @@ function checkName(name: string): void {
   const parsed = nameSchema.safeParse(name);
   if (!parsed.success) throw invalidInput(parsed.error.issues.map((i) => ({ ...i, path: ["name"] })));
 }
+/**
+ * Shortest secret accepted. Every App answer is redacted against every secret, so a very short one
+ * (`abc`) would both be guessable and blank out ordinary words everywhere.
+ */
+export const MIN_SECRET_LENGTH = 8;
+const secretSchema = z
+  .string({ error: "secret is required" })
+  .min(MIN_SECRET_LENGTH, `secret must be at least ${MIN_SECRET_LENGTH} characters (shorter ones are guessable and would be hidden inside ordinary text)`)
+  .max(16_384, "secret must be at most 16384 characters");
+const usableBy = z
+  .object(
+    {
+      users: z.array(z.string().min(1, "usableBy.users[] must not be empty"), { error: "usableBy.users must be a list of user ids" }).max(1000).default([]),
+      roles: z.array(z.enum(["admin", "member"], { error: 'usableBy.roles[] must be "admin" or "member"' }), { error: 'usableBy.roles must be a list of "admin" / "member"' }).default([]),
+    },
+    { error: "usableBy must be { users?: [userId], roles?: [\"admin\" | \"member\"] }" },
+  )
+  .strict();
 const createInput = z.object({
   name: nameSchema,
-  secret: z.string({ error: "secret is required" }).min(1, "secret must not be empty").max(16_384, "secret must be at most 16384 characters"),
+  secret: secretSchema,
   allow: z.array(target, { error: "allow must be a list of { connection, tool }" }).default([]),
+  usableBy: usableBy.default({ users: [], roles: ["admin"] }),
 });
 const rotateInput = z.object({
-  secret: z.string({ error: "secret is required" }).min(1, "secret must not be empty").max(16_384, "secret must be at most 16384 characters"),
+  secret: secretSchema,
   allow: z.array(target).optional(),
+  usableBy: usableBy.optional(),
 });
+const accessInput = z.object({ usableBy });
 
 export interface VaultEntryView {
   name: string;
   /** How a program refers to it. */
   reference: string;
   allow: { connection: string; tool: string }[];
+  /** Who may use it in a call (and see its name); default admins only. */
+  usableBy: { users: string[]; roles: ("admin" | "member")[] };
   createdAt: number;
   updatedAt: number;
 }
@@ -52,6 +81,8 @@ interface Row {
   name: string;
   secret_enc: string;
   allow: string;
+  use_users: string;
+  use_roles: string;
   created_at: string;
   updated_at: string;
 }
@@ -60,6 +91,7 @@ const view = (r: Row): VaultEntryView => ({
   name: r.name,
   reference: refOf(r.name),
   allow: JSON.parse(r.allow) as VaultEntryView["allow"],
+  usableBy: { users: JSON.parse(r.use_users) as string[], roles: JSON.parse(r.use_roles) as VaultEntryView["usableBy"]["roles"] },
   createdAt: Number(r.created_at),
   updatedAt: Number(r.updated_at),
 });
@@ -74,10 +106,12 @@ export async function addVaultEntry(platform: Platform, principal: Principal | n
   const parsed = createInput.safeParse(input);
   if (!parsed.success) throw invalidInput(parsed.error.issues);
   const { name, secret, allow } = parsed.data;
+  const users = await knownUsers(platform, parsed.data.usableBy);
   const now = Date.now();
   const rows = await platform.db.query<Row>(
-    "insert into vault_entries (name, secret_enc, allow, created_at, updated_at) values ($1, $2, $3, $4, $4) on conflict (name) do nothing returning *",
-    [name, platform.seal(`vault_entries:${name}:secret`, JSON.stringify(secret)), JSON.stringify(allow), now],
+    `insert into vault_entries (name, secret_enc, allow, use_users, use_roles, created_at, updated_at) values ($1, $2, $3, $5, $6, $4, $4)
+     on conflict (name) do nothing returning *`,
+    [name, platform.seal(`vault_entries:${name}:secret`, JSON.stringify(secret)), JSON.stringify(allow), now, JSON.stringify(users.users), JSON.stringify(users.roles)],
   );
   if (!rows[0]) throw new AppError("CONFLICT", `name: an entry ${name} exists; rotate its secret instead.`);
   return view(rows[0]);
@@ -89,12 +123,51 @@ export async function rotateVaultEntry(platform: Platform, principal: Principal 
   checkName(name);
   const parsed = rotateInput.safeParse(input);
   if (!parsed.success) throw invalidInput(parsed.error.issues);
+  const users = parsed.data.usableBy ? await knownUsers(platform, parsed.data.usableBy) : null;
   const rows = await platform.db.query<Row>(
-    `update vault_entries set secret_enc = $2, allow = coalesce($3, allow), updated_at = $4 where name = $1 returning *`,
-    [name, platform.seal(`vault_entries:${name}:secret`, JSON.stringify(parsed.data.secret)), parsed.data.allow ? JSON.stringify(parsed.data.allow) : null, Date.now()],
+    `update vault_entries set secret_enc = $2, allow = coalesce($3, allow), use_users = coalesce($5, use_users), use_roles = coalesce($6, use_roles), updated_at = $4
+     where name = $1 returning *`,
+    [
+      name,
+      platform.seal(`vault_entries:${name}:secret`, JSON.stringify(parsed.data.secret)),
+      parsed.data.allow ? JSON.stringify(parsed.data.allow) : null,
+      Date.now(),
+      users ? JSON.stringify(users.users) : null,
+      users ? JSON.stringify(users.roles) : null,
+    ],
   );
   if (!rows[0]) throw new AppError("NOT_FOUND", "No such vault entry.");
   return view(rows[0]);
+}
+
+/** Sets who may use an entry, without touching its secret: `{ usableBy: { users?, roles? } }`. */
+export async function setVaultAccess(platform: Platform, principal: Principal | null, name: string, input: unknown): Promise<VaultEntryView> {
+  requirePermission(principal, "platform.admin");
+  const parsed = accessInput.safeParse(input);
+  if (!parsed.success) throw invalidInput(parsed.error.issues);
+  const users = await knownUsers(platform, parsed.data.usableBy);
+  const rows = await platform.db.query<Row>(
+    "update vault_entries set use_users = $2, use_roles = $3, updated_at = $4 where name = $1 returning *",
+    [name, JSON.stringify(users.users), JSON.stringify(users.roles), Date.now()],
+  );
+  if (!rows[0]) throw new AppError("NOT_FOUND", "No such vault entry.");
+  return view(rows[0]);
+}
+
+/** The listed users must exist (a typo would silently lock everyone out). */
+async function knownUsers(platform: Platform, input: VaultEntryView["usableBy"]): Promise<VaultEntryView["usableBy"]> {
+  const users = [...new Set(input.users)];
+  if (users.length) {
+    const found = new Set((await platform.db.query<{ id: string }>("select id from users where id = any($1)", [users])).map((r) => r.id));
+    const missing = users.filter((u) => !found.has(u));
+    if (missing.length) throw new AppError("BAD_REQUEST", `usableBy.users: no such user ${missing.join(", ")}`, { fields: [{ field: "usableBy.users", message: `no such user ${missing.join(", ")}` }] });
+  }
+  return { users, roles: [...new Set(input.roles)] };
+}
+
+/** Whether this person may use the entry in a call (and see its name). */
+export function mayUse(entry: Pick<VaultEntryView, "usableBy">, principal: Principal): boolean {
+  return entry.usableBy.roles.includes(principal.role) || entry.usableBy.users.includes(principal.userId);
 }
 
 export async function removeVaultEntry(platform: Platform, principal: Principal | null, name: string): Promise<{ ok: true }> {
@@ -105,9 +178,9 @@ export async function removeVaultEntry(platform: Platform, principal: Principal 
   return { ok: true };
 }
 
-/** Names a program sees under `vault` (never the secrets). */
-export async function vaultNames(platform: Platform): Promise<string[]> {
-  return (await platform.db.query<{ name: string }>("select name from vault_entries order by name")).map((r) => r.name);
+/** Names a program of this person sees under `vault` (never the secrets): only entries they may use. */
+export async function vaultNames(platform: Platform, principal: Principal): Promise<string[]> {
+  return (await platform.db.query<Row>("select * from vault_entries order by name")).map(view).filter((e) => mayUse(e, principal)).map((e) => e.name);
 }
 
 /** The entry names referenced anywhere in the arguments (also inside longer strings). */
@@ -122,11 +195,14 @@ const allows = (entry: VaultEntryView, tool: ToolEntry) =>
       [tool.name, tool.binding.split(".")[1], tool.binding].includes(a.tool),
   );
 
-/** Why the references may not go to this tool, or null when all may. */
-export async function vaultRefusal(platform: Platform, argsJson: string, tool: ToolEntry): Promise<string | null> {
+/**
+ * Why the references may not go to this tool for this person, or null when all may. An entry the
+ * person may not use reads exactly like a missing one.
+ */
+export async function vaultRefusal(platform: Platform, argsJson: string, tool: ToolEntry, principal: Principal): Promise<string | null> {
   for (const name of referencedNames(argsJson)) {
     const row = (await platform.db.query<Row>("select * from vault_entries where name = $1", [name]))[0];
-    if (!row) return `The vault has no entry ${name}.`;
+    if (!row || !mayUse(view(row), principal)) return `The vault has no entry ${name} you may use.`;
     if (!allows(view(row), tool)) return `The vault entry ${name} may not be sent to ${tool.connectionName} / ${tool.name}.`;
   }
   return null;
@@ -138,11 +214,11 @@ export interface Substituted {
   secrets: { secret: string; hidden: string }[];
 }
 
-/** Puts the secrets in (at send time only). Throws if a reference may not go to this tool. */
-export async function substituteSecrets(platform: Platform, argsJson: string, tool: ToolEntry): Promise<Substituted> {
+/** Puts the secrets in (at send time only). Throws if a reference may not go to this tool or person. */
+export async function substituteSecrets(platform: Platform, argsJson: string, tool: ToolEntry, principal: Principal): Promise<Substituted> {
   const names = referencedNames(argsJson);
   if (names.length === 0) return { args: JSON.parse(argsJson), secrets: [] };
-  const refusal = await vaultRefusal(platform, argsJson, tool);
+  const refusal = await vaultRefusal(platform, argsJson, tool, principal);
   if (refusal) throw new VaultDeniedError(refusal);
   const secrets: Substituted["secrets"] = [];
   const byRef = new Map<string, string>();
@@ -159,6 +235,36 @@ export async function substituteSecrets(platform: Platform, argsJson: string, to
     return value;
   };
   return { args: put(JSON.parse(argsJson)), secrets };
+}
+
+interface SecretCache {
+  fingerprint: string;
+  secrets: Substituted["secrets"];
+}
+/** Decrypted secret sets by platform, on globalThis: route handlers and instrumentation are separate module graphs. */
+const caches: WeakMap<Platform, SecretCache> = ((globalThis as { __openbotVaultSecrets?: WeakMap<Platform, SecretCache> }).__openbotVaultSecrets ??= new WeakMap());
+
+/**
+ * Every entry's secret with its marker. Decrypted once and kept until the vault changes: each call reads
+ * only the entries' names and a digest of their ciphertexts (a rotation reseals, so the digest moves),
+ * which also notices changes made by another instance sharing the database.
+ */
+export async function knownSecrets(platform: Platform): Promise<Substituted["secrets"]> {
+  const rows = await platform.db.query<{ name: string; digest: string }>("select name, md5(secret_enc) as digest from vault_entries order by name");
+  const fingerprint = createHash("sha256").update(rows.map((r) => `${r.name}:${r.digest}`).join("\n")).digest("hex");
+  const cached = caches.get(platform);
+  if (cached?.fingerprint === fingerprint) return cached.secrets;
+  const full = await platform.db.query<{ name: string; secret_enc: string }>("select name, secret_enc from vault_entries order by name");
+  const secrets = full
+    .map((r) => ({ secret: JSON.parse(platform.open(`vault_entries:${r.name}:secret`, r.secret_enc)) as string, hidden: hiddenOf(r.name) }))
+    .filter((s) => s.secret.length > 0);
+  caches.set(platform, { fingerprint, secrets });
+  return secrets;
+}
+
+/** `redact` against every secret the vault knows (see `knownSecrets`). */
+export async function redactKnown<T>(platform: Platform, value: T): Promise<T> {
+  return redact(value, await knownSecrets(platform));
 }
 
 /** Replaces every occurrence of each secret in strings anywhere in `value` (keys too). */

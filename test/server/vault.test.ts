@@ -37,12 +37,12 @@ describe("vault", () => {
     const bad = await caller.vault.create({ name: "Bad Name", secret: "x" }).catch((e: TRPCError) => e);
     expect((bad as TRPCError).code).toBe("BAD_REQUEST");
     expect((bad as TRPCError).message).toContain("name");
-    const dup = await caller.vault.create({ name: "github/token", secret: "x" }).catch((e: TRPCError) => e);
+    const dup = await caller.vault.create({ name: "github/token", secret: "another-secret" }).catch((e: TRPCError) => e);
     expect((dup as TRPCError).code).toBe("CONFLICT");
     const member = await makePerson(t, "member");
     expect(await t.caller(member).vault.list().then(() => "ok", (e: TRPCError) => e.code)).toBe("FORBIDDEN");
-    await caller.vault.create({ name: "temp/one", secret: "first" });
-    const rotated = await caller.vault.rotate({ name: "temp/one", secret: "second" });
+    await caller.vault.create({ name: "temp/one", secret: "first-secret" });
+    const rotated = await caller.vault.rotate({ name: "temp/one", secret: "second-secret" });
     expect(rotated.updatedAt).toBeGreaterThanOrEqual(rotated.createdAt);
     await caller.vault.remove({ name: "temp/one" });
   });

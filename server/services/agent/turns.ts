@@ -18,6 +18,7 @@ import { logFailure } from "../../log";
 import type { Platform } from "../../platform";
 import { type Principal, principalFromKeyId, requireAuth, requirePermission } from "../auth";
 import { checkAppCall } from "../capability";
+import { vaultRefusal } from "../vault";
 import { ownedChat, readableChat, touchChat } from "../chats";
 import { cancelRun, claimRun, getRun, performAppCall, readRecordInternal, runTicketOnServer, type ServiceContext, startRun } from "../code-runs";
 import { AppError, invalidInput } from "../errors";
@@ -74,6 +75,7 @@ export async function startTurn(ctx: ServiceContext, chatId: string, input: unkn
 
 /** Runs a turn to its end and answers with it (API turns: the server runner runs the programs). */
 export async function runTurnToEnd(ctx: ServiceContext, chatId: string, input: unknown): Promise<TurnView> {
+  requirePermission(ctx.principal, "sessions.read");
   const { turnId, done } = await startTurn(ctx, chatId, input, "server");
   await done;
   return getTurn(ctx, turnId);
@@ -263,11 +265,13 @@ async function callToolDirectly(ctx: ServiceContext, chatId: string, turnId: str
   const argsJson = canonicalJson(JSON.stringify(args ?? {}));
   const verdict = checkAppCall(principal, entry, argsJson);
   if (verdict.verdict === "deny") return { error: { name: "AppCallDenied", message: verdict.message } };
+  const refusal = await vaultRefusal(ctx.platform, argsJson, entry, principal);
+  if (refusal) return { error: { name: "VaultDenied", message: `${refusal} Nothing was sent.` } };
   if (verdict.verdict === "ask") {
     const decisionId = await requestDirectDecision(ctx, { chatId, turnId, toolCallId, entry, argsJson, capability: verdict.capability });
     return { status: "waiting", decisionId, message: "This call needs a person's decision; its result will be posted into the chat." };
   }
-  const { outcome } = await performAppCall(ctx.platform, { chatId, runId: null, index: null, entry, argsJson });
+  const { outcome } = await performAppCall(ctx.platform, { chatId, runId: null, index: null, entry, argsJson, principal });
   return outcome.type === "ok" ? (JSON.parse(outcome.resultJson) as unknown) : { error: { name: outcome.name, message: outcome.message, details: outcome.details } };
 }
 
@@ -340,7 +344,7 @@ export async function listMessages(ctx: ServiceContext, chatId: string): Promise
 }
 
 export async function getTurn(ctx: ServiceContext, turnId: string): Promise<TurnView> {
-  const p = requireAuth(ctx.principal);
+  const p = requirePermission(ctx.principal, "sessions.read");
   const row = (await ctx.platform.db.query<{ id: string; chat_id: string; status: TurnStatus; error: string | null; created_at: string; updated_at: string }>(
     "select * from turns where id = $1",
     [turnId],
@@ -355,6 +359,7 @@ export async function getTurn(ctx: ServiceContext, turnId: string): Promise<Turn
 
 /** Interrupts a turn: the model stream stops and its running programs are cancelled. */
 export async function stopTurn(ctx: ServiceContext, turnId: string): Promise<TurnView> {
+  requirePermission(ctx.principal, "sessions.write");
   const view = await getTurn(ctx, turnId);
   await ownedChat(ctx.platform.db, ctx.principal, view.chatId);
   ctx.platform.activeTurns.get(turnId)?.abort();

@@ -1,5 +1,6 @@
+import { guard } from "@/server/api/access";
 import { rest } from "@/server/http/rest";
 import { decide } from "@/server/services/decisions";
 
 export const dynamic = "force-dynamic";
-export const POST = rest(({ ctx, params, body }) => decide(ctx, params.id!, body));
+export const POST = rest(guard("POST /v1/decisions/[id]", ({ ctx, params, body }) => decide(ctx, params.id!, body)));

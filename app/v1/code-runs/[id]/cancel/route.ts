@@ -1,5 +1,6 @@
+import { guard } from "@/server/api/access";
 import { rest } from "@/server/http/rest";
 import { cancelRun } from "@/server/services/code-runs";
 
 export const dynamic = "force-dynamic";
-export const POST = rest(({ ctx, params }) => cancelRun(ctx, params.id!));
+export const POST = rest(guard("POST /v1/code-runs/[id]/cancel", ({ ctx, params }) => cancelRun(ctx, params.id!)));
