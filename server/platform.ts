@@ -15,6 +15,7 @@ import { type Env, readEnv } from "./env";
 import { loadKeyRing } from "./keys";
 import { logEvent, logFailure } from "./log";
 import { bootstrapAdmin } from "./services/auth";
+import { RunAdmission } from "./services/run-admission";
 import { readSettings } from "./services/settings";
 
 export interface Platform {
@@ -23,7 +24,9 @@ export interface Platform {
   keys: KeyRing;
   apps: AppRegistry;
   runner: SandboxSupervisor;
-  /** Server-side runs in progress, by run id: aborting one cancels it. */
+  /** Caps server-side runs in total and per person; the rest queue (services/run-admission.ts). */
+  admission: RunAdmission;
+  /** Server-side runs in progress or queued, by run id: aborting one cancels it. */
   activeRuns: Map<string, AbortController>;
   /** Turns in progress, by turn id: aborting one stops the model and its programs. */
   activeTurns: Map<string, AbortController>;
@@ -61,7 +64,7 @@ export async function createPlatform(options: CreatePlatformOptions = {}): Promi
   try {
     const applied = await migrate(db);
     if (applied.length) logEvent("migrated", { applied });
-    await readSettings(db);
+    const initial = await readSettings(db);
     const keys = loadKeyRing(env);
     const { createdToken } = await bootstrapAdmin(db, env.dataDir, env.OPENBOT_ADMIN_TOKEN);
     if (createdToken) options.announce?.(createdToken, path.join(env.dataDir, "admin-token"));
@@ -80,6 +83,7 @@ export async function createPlatform(options: CreatePlatformOptions = {}): Promi
       keys,
       apps,
       runner,
+      admission: new RunAdmission(initial.codeMode),
       activeRuns,
       activeTurns,
       pageListeners,

@@ -601,7 +601,8 @@ export class RunSession {
 
   private appendLog(level: LogLevel, text: string): number {
     const cap = this.limits.outputBytes;
-    const bytes = utf8Length(text);
+    // A line costs at least one byte, so empty lines cannot grow the record without bound.
+    const bytes = Math.max(1, utf8Length(text));
     const left = cap - this.logBytes;
     if (bytes <= left) {
       this.keepLog({ level, text });
@@ -629,7 +630,7 @@ export class RunSession {
     if (this.done || this.halt) return undefined;
     const kind = ctx.typeof(kindHandle) === "string" ? this.readString(kindHandle) : "";
     const text = ctx.typeof(textHandle) === "string" ? this.readString(textHandle) : "";
-    const bytes = utf8Length(text);
+    const bytes = Math.max(1, utf8Length(text));
     if (this.outputBytes + bytes > this.limits.outputBytes) {
       this.halt = {
         reason: "OutputTooLarge",

@@ -2,7 +2,7 @@
  * One domain error with a code. Services throw it; REST and tRPC map the code to a status in one place
  * each. `details` is safe to show to the caller.
  */
-export type AppErrorCode = "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "BAD_REQUEST" | "UNAVAILABLE";
+export type AppErrorCode = "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "BAD_REQUEST" | "TOO_MANY_REQUESTS" | "UNAVAILABLE";
 
 export class AppError extends Error {
   override readonly name = "AppError";
@@ -21,6 +21,7 @@ export const HTTP_STATUS: Record<AppErrorCode, number> = {
   NOT_FOUND: 404,
   CONFLICT: 409,
   BAD_REQUEST: 400,
+  TOO_MANY_REQUESTS: 429,
   UNAVAILABLE: 503,
 };
 
