@@ -24,7 +24,7 @@ import type {
   RecordedCall,
   RunOutcome,
 } from "@/contracts/engine";
-import { canonicalJson, utf8Length } from "@/worker/canonical-json";
+import { CANONICAL_MAX_DEPTH, canonicalJson, utf8Length } from "@/worker/canonical-json";
 import { AppCallError, type ToolEntry } from "../apps/registry";
 import { sha256 } from "../crypto";
 import { logEvent, logFailure, logOutcome } from "../log";
@@ -333,7 +333,10 @@ export async function handleCall(ctx: ServiceContext, runId: string, attempt: nu
   let argsJson: string;
   try {
     argsJson = canonicalJson(call.argsJson);
-  } catch {
+  } catch (error) {
+    if (error instanceof RangeError) {
+      return failedOutcome("invalid_arguments", `The arguments are nested deeper than ${CANONICAL_MAX_DEPTH} levels, the most a call can carry.`);
+    }
     return failedOutcome("invalid_arguments", "The arguments are not JSON.");
   }
   const digest = sha256(`${call.binding}\n${argsJson}`);
