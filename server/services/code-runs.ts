@@ -726,10 +726,15 @@ export async function runOnServer(ctx: ServiceContext, input: unknown): Promise<
   }
 }
 
-/** A slot in the server runner under the current settings (run-admission.ts); `bounded` may refuse. */
+/**
+ * A slot in the server runner under the current settings (run-admission.ts). With `bounded`, a full
+ * queue is TOO_MANY_REQUESTS (429), made here from the admission's data.
+ */
 async function requestPass(platform: Platform, userId: string, bounded: boolean): Promise<RunPass> {
   const { codeMode } = await readSettings(platform.db);
-  return platform.admission.request(userId, codeMode, { bounded });
+  const answer = platform.admission.request(userId, codeMode, { bounded });
+  if (answer.refused) throw new AppError("TOO_MANY_REQUESTS", answer.message, answer.details);
+  return answer;
 }
 
 /**

@@ -5,14 +5,23 @@
  * `maxQueuedRunsPerUser` of one person's runs in the queue is refused with TOO_MANY_REQUESTS, unless it
  * is background work the server owes (a re-run after a decision, a takeover), which always queues.
  * In-process state only: each instance bounds its own runner. Knows nothing about runs or the database.
+ * A refusal is returned as data, never thrown: the instance lives on the platform, which Next may have
+ * built in another module graph than the caller (instrumentation vs route handlers).
  */
 import type { CodeModeSettings } from "@/contracts/settings";
-import { AppError } from "./errors";
 
 export type AdmissionLimits = Pick<CodeModeSettings, "maxServerRuns" | "maxServerRunsPerUser" | "maxQueuedRunsPerUser">;
 
 /** A place in the runner: held from admission until `release`. */
+/** Why a request was not even queued: the person's queue is full. */
+export interface RunRefusal {
+  refused: true;
+  message: string;
+  details: { running: number; queued: number; maxQueuedRunsPerUser: number };
+}
+
 export interface RunPass {
+  refused?: undefined;
   /** True when a slot was free at once (nothing to wait for). */
   readonly immediate: boolean;
   /** Resolves true once the run may start, false if the pass was released before that. */
@@ -44,18 +53,18 @@ export class RunAdmission {
 
   /**
    * Asks for a slot for one run of `userId` under the current settings (they apply to the queue from
-   * now on). Throws TOO_MANY_REQUESTS when `bounded` and the person's queue is full.
+   * now on). A refusal when `bounded` and the person's queue is full.
    */
-  request(userId: string, limits: AdmissionLimits, options: { bounded: boolean }): RunPass {
+  request(userId: string, limits: AdmissionLimits, options: { bounded: boolean }): RunPass | RunRefusal {
     this.limits = limits;
     if (this.fits(userId)) return this.grant(userId);
     const queued = this.counts(userId).queued;
     if (options.bounded && queued >= limits.maxQueuedRunsPerUser) {
-      throw new AppError(
-        "TOO_MANY_REQUESTS",
-        `Too many programs of yours are waiting to run on the server (${queued} queued, limit ${limits.maxQueuedRunsPerUser}); try again when one has ended.`,
-        { running: this.counts(userId).running, queued, maxQueuedRunsPerUser: limits.maxQueuedRunsPerUser },
-      );
+      return {
+        refused: true,
+        message: `Too many programs of yours are waiting to run on the server (${queued} queued, limit ${limits.maxQueuedRunsPerUser}); try again when one has ended.`,
+        details: { running: this.counts(userId).running, queued, maxQueuedRunsPerUser: limits.maxQueuedRunsPerUser },
+      };
     }
     let state: "queued" | "admitted" | "released" = "queued";
     let settle!: (admitted: boolean) => void;

@@ -8,7 +8,7 @@ import { TRPCError } from "@trpc/server";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { CodeRunRecord } from "@/contracts/code-run";
 import type { Principal } from "@/server/services/auth";
-import { RunAdmission } from "@/server/services/run-admission";
+import { RunAdmission, type RunPass, type RunRefusal } from "@/server/services/run-admission";
 import { makePerson, startTestPlatform, type TestPlatform } from "../helpers/platform";
 
 let t: TestPlatform;
@@ -98,14 +98,14 @@ describe("admission of server-side runs (the real module)", () => {
 
   it("admits up to the per-person cap, queues the rest in order, and lets others use free total slots", async () => {
     const admission = new RunAdmission(limits);
-    const a1 = admission.request("a", limits, { bounded: true });
-    const a2 = admission.request("a", limits, { bounded: true });
-    const a3 = admission.request("a", limits, { bounded: true });
+    const a1 = pass(admission.request("a", limits, { bounded: true }));
+    const a2 = pass(admission.request("a", limits, { bounded: true }));
+    const a3 = pass(admission.request("a", limits, { bounded: true }));
     expect([a1.immediate, a2.immediate, a3.immediate]).toEqual([true, true, false]);
-    const b1 = admission.request("b", limits, { bounded: true });
-    const b2 = admission.request("b", limits, { bounded: true });
+    const b1 = pass(admission.request("b", limits, { bounded: true }));
+    const b2 = pass(admission.request("b", limits, { bounded: true }));
     expect([b1.immediate, b2.immediate]).toEqual([true, true]);
-    const c1 = admission.request("c", limits, { bounded: true });
+    const c1 = pass(admission.request("c", limits, { bounded: true }));
     expect(c1.immediate).toBe(false);
     expect(admission.counts()).toEqual({ running: 4, queued: 2 });
     a1.release();
@@ -117,19 +117,14 @@ describe("admission of server-side runs (the real module)", () => {
     expect(admission.counts()).toEqual({ running: 0, queued: 0 });
   });
 
-  it("refuses a person's request beyond their queue bound with TOO_MANY_REQUESTS; background work still queues", async () => {
+  it("refuses a person's request beyond their queue bound (as data); background work still queues", async () => {
     const admission = new RunAdmission(limits);
-    const held = [1, 2, 3, 4].map(() => admission.request("a", limits, { bounded: true }));
+    const held = [1, 2, 3, 4].map(() => pass(admission.request("a", limits, { bounded: true })));
     expect(held.map((p) => p.immediate)).toEqual([true, true, false, false]);
-    let refusal: unknown;
-    try {
-      admission.request("a", limits, { bounded: true });
-    } catch (error) {
-      refusal = error;
-    }
-    expect(refusal).toMatchObject({ code: "TOO_MANY_REQUESTS" });
-    expect((refusal as Error).message).toContain("limit 2");
-    const background = admission.request("a", limits, { bounded: false });
+    const refusal = admission.request("a", limits, { bounded: true });
+    expect(refusal).toMatchObject({ refused: true, details: { running: 2, queued: 2, maxQueuedRunsPerUser: 2 } });
+    expect((refusal as { message: string }).message).toContain("limit 2");
+    const background = pass(admission.request("a", limits, { bounded: false }));
     expect(background.immediate).toBe(false);
     background.release();
     expect(await background.admitted).toBe(false);
@@ -160,9 +155,9 @@ describe("server-side runs under the default caps", () => {
     const originalRequest = admission.request.bind(admission);
     const immediateFor = new Map<string, boolean[]>();
     admission.request = ((userId, l, o) => {
-      const pass = originalRequest(userId, l, o);
-      immediateFor.set(userId, [...(immediateFor.get(userId) ?? []), pass.immediate]);
-      return pass;
+      const answer = originalRequest(userId, l, o);
+      if (!answer.refused) immediateFor.set(userId, [...(immediateFor.get(userId) ?? []), answer.immediate]);
+      return answer;
     }) as typeof admission.request;
     try {
       const caller = t.caller(member);
@@ -233,6 +228,11 @@ describe("server-side runs under the default caps", () => {
     }
   });
 });
+
+function pass(answer: RunPass | RunRefusal): RunPass {
+  if (answer.refused) throw new Error(answer.message);
+  return answer;
+}
 
 function errorOrRecord(p: Promise<CodeRunRecord>): Promise<CodeRunRecord | TRPCError> {
   return p.catch((e: unknown) => {
