@@ -765,10 +765,14 @@ export async function runTicketOnServer(
     }
     if (!held.immediate) {
       const { db, events } = ctx.platform;
-      await db.query("update code_runs set status = 'Queued' where id = $1 and status = 'Running'", [ticket.runId]);
+      await db.query("update code_runs set status = 'Queued' where id = $1 and status = 'Running' and attempt = $2", [ticket.runId, ticket.attempt]);
       events.emit("run", { runId: ticket.runId });
       if (controller.signal.aborted || !(await held.admitted)) return await getRun(ctx, ticket.runId);
-      const rows = await db.query("update code_runs set status = 'Running', updated_at = $2 where id = $1 and status = 'Queued' returning id", [ticket.runId, Date.now()]);
+      // Still this attempt and still queued (not cancelled, not taken over by another instance).
+      const rows = await db.query(
+        "update code_runs set status = 'Running', updated_at = $2 where id = $1 and status = 'Queued' and attempt = $3 returning id",
+        [ticket.runId, Date.now(), ticket.attempt],
+      );
       if (!rows.length) return await getRun(ctx, ticket.runId);
       events.emit("run", { runId: ticket.runId });
     }

@@ -8,6 +8,7 @@ import { TRPCError } from "@trpc/server";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { CodeRunRecord } from "@/contracts/code-run";
 import type { Principal } from "@/server/services/auth";
+import { sweepRuns } from "@/server/services/code-runs";
 import { RunAdmission, type RunPass, type RunRefusal } from "@/server/services/run-admission";
 import { makePerson, startTestPlatform, type TestPlatform } from "../helpers/platform";
 
@@ -226,6 +227,21 @@ describe("server-side runs under the default caps", () => {
       const now = await t.caller(t.admin).settings.get();
       await t.caller(t.admin).settings.update({ expectedVersion: now.version, codeMode: { maxServerRunsPerUser: 2 } });
     }
+  });
+});
+
+describe("a run left Queued by a process that stopped", () => {
+  it("is taken over by the sweep and run to its end", async () => {
+    const caller = t.caller(member);
+    const chat = await caller.chats.create({ title: "left queued" });
+    const { ticket } = await caller.codeRuns.start({ chatId: chat.id, code: "return 5" });
+    await t.platform.db.query("update code_runs set status = 'Queued', updated_at = $2 where id = $1", [ticket!.runId, Date.now() - 10 * 60_000]);
+    const swept = await sweepRuns(t.platform);
+    expect(swept.resumed).toContain(ticket!.runId);
+    await t.platform.settled();
+    const done = await caller.codeRuns.byId({ id: ticket!.runId });
+    expect(done.status).toBe("Completed");
+    expect(done.result).toMatchObject({ _tag: "Completed", value: 5 });
   });
 });
 
