@@ -3,9 +3,11 @@
  * start a run. Shared by server, page and tests.
  */
 import { z } from "zod";
-import type { FailureReason, LogLine, OutputItem, RunInput } from "./engine";
+import { FAILURE_REASONS, type FailureReason, type LogLine, type OutputItem, type RunInput } from "./engine";
+import { CODE_MODE_RANGES } from "./settings";
 
-export const CODE_RUN_STATUSES = ["Running", "Waiting", "Completed", "Failed", "Cancelled"] as const;
+/** `Queued`: a server-side run waiting for a free slot (codeMode.maxServerRuns / maxServerRunsPerUser). */
+export const CODE_RUN_STATUSES = ["Queued", "Running", "Waiting", "Completed", "Failed", "Cancelled"] as const;
 export type CodeRunStatus = (typeof CODE_RUN_STATUSES)[number];
 
 export const startRunInput = z.object({
@@ -15,6 +17,47 @@ export const startRunInput = z.object({
   language: z.enum(["javascript", "typescript"], { error: 'language must be "javascript" or "typescript"' }).default("javascript"),
 });
 export type StartRunInput = z.input<typeof startRunInput>;
+
+/** Longest argument JSON a page may send for one call (the server refuses larger ones). */
+export const CALL_ARGS_MAX_CHARS = 8 * 1024 * 1024;
+/** Largest outputBytes any run can have: the static bound on what a host reports at its end. */
+const OUTPUT_MAX = CODE_MODE_RANGES.outputBytes.max;
+/** Longest failure message a host may report (the engine keeps program errors to 4000 characters). */
+export const FAILURE_MESSAGE_MAX_CHARS = 8000;
+/** Call indexes are stored as 32-bit integers. */
+const callIndex = z.number().int().min(0).max(2_147_483_647);
+const id = (name: string) => z.string({ error: `${name} must be a string` }).min(1, `${name} is required`).max(200, `${name} is too long`);
+
+/** One nested call from a page's worker (`codeRuns.appCall`). */
+export const appCallInput = z.object({
+  runId: id("runId"),
+  attempt: z.number().int().min(1),
+  index: callIndex,
+  binding: z.string().max(300),
+  argsJson: z.string().max(CALL_ARGS_MAX_CHARS, `argsJson must be at most ${CALL_ARGS_MAX_CHARS} characters`),
+});
+
+const logLine = z.object({ level: z.enum(["log", "info", "warn", "error"]), text: z.string().max(OUTPUT_MAX) });
+const outputItem = z.union([
+  z.object({ type: z.literal("text"), text: z.string().max(OUTPUT_MAX) }),
+  z.object({ type: z.literal("json"), value: z.unknown().optional() }),
+]);
+/*
+ * Static bounds (what any run could report); finishRun then checks each list against what this run can
+ * have: its call count and its own outputBytes.
+ */
+const logs = z.array(logLine).max(OUTPUT_MAX + 1, `logs must have at most ${OUTPUT_MAX + 1} lines`);
+const output = z.array(outputItem).max(OUTPUT_MAX, `output must have at most ${OUTPUT_MAX} items`);
+/** The order in which call outcomes reached the program: what a re-run replays. */
+const completionOrder = z.array(callIndex).max(100_000, "completionOrder must have at most 100000 entries").optional();
+const message = z.string().max(FAILURE_MESSAGE_MAX_CHARS, `message must be at most ${FAILURE_MESSAGE_MAX_CHARS} characters`);
+export const runOutcomeInput = z.discriminatedUnion("status", [
+  z.object({ status: z.literal("completed"), valueJson: z.string().max(OUTPUT_MAX, `valueJson must be at most ${OUTPUT_MAX} characters`), logs, output, completionOrder }),
+  z.object({ status: z.literal("failed"), reason: z.enum(FAILURE_REASONS), message, logs, output, completionOrder }),
+  z.object({ status: z.literal("waiting"), index: callIndex, logs, output, completionOrder }),
+]);
+/** The end of an attempt as its page host reports it (`codeRuns.finish`). */
+export const finishRunInput = z.object({ runId: id("runId"), attempt: z.number().int().min(1), outcome: runOutcomeInput });
 
 export interface AppOperationView {
   id: string;

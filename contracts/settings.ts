@@ -9,6 +9,12 @@ export const CODE_MODE_RANGES = {
   memoryMb: { min: 1, max: 1024, default: 64 },
   outputBytes: { min: 1024, max: 10_485_760, default: 65_536 },
   maxPendingCalls: { min: 1, max: 128, default: 16 },
+  /** Server-side runs (API runs, re-runs after a decision, takeovers) running at once on this instance. */
+  maxServerRuns: { min: 1, max: 64, default: 4 },
+  /** Server-side runs one person may have running at once; the rest queue. */
+  maxServerRunsPerUser: { min: 1, max: 64, default: 2 },
+  /** Server-side runs one person may have queued; beyond it a new run is refused (429). */
+  maxQueuedRunsPerUser: { min: 0, max: 1000, default: 16 },
 } as const;
 
 const ranged = (name: keyof typeof CODE_MODE_RANGES) => {
@@ -26,6 +32,9 @@ export const codeModeSchema = z.object({
   memoryMb: ranged("memoryMb"),
   outputBytes: ranged("outputBytes"),
   maxPendingCalls: ranged("maxPendingCalls"),
+  maxServerRuns: ranged("maxServerRuns"),
+  maxServerRunsPerUser: ranged("maxServerRunsPerUser"),
+  maxQueuedRunsPerUser: ranged("maxQueuedRunsPerUser"),
 });
 export type CodeModeSettings = z.infer<typeof codeModeSchema>;
 
@@ -35,6 +44,9 @@ export const DEFAULT_CODE_MODE: CodeModeSettings = {
   memoryMb: CODE_MODE_RANGES.memoryMb.default,
   outputBytes: CODE_MODE_RANGES.outputBytes.default,
   maxPendingCalls: CODE_MODE_RANGES.maxPendingCalls.default,
+  maxServerRuns: CODE_MODE_RANGES.maxServerRuns.default,
+  maxServerRunsPerUser: CODE_MODE_RANGES.maxServerRunsPerUser.default,
+  maxQueuedRunsPerUser: CODE_MODE_RANGES.maxQueuedRunsPerUser.default,
 };
 
 export const MODEL_PROVIDERS = ["openai-compatible", "openai", "anthropic"] as const;

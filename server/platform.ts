@@ -12,8 +12,10 @@ import { type Db, openDb } from "./db/client";
 import { migrate } from "./db/migrate";
 import { type Env, readEnv } from "./env";
 import { loadKeyRing } from "./keys";
+import { DEFAULT_CODE_MODE } from "@/contracts/settings";
 import { EventBus } from "./events";
 import { logEvent, logFailure } from "./log";
+import { RunAdmission } from "./run-admission";
 
 export interface Platform {
   env: Env;
@@ -21,7 +23,9 @@ export interface Platform {
   keys: KeyRing;
   apps: AppRegistry;
   runner: SandboxSupervisor;
-  /** Server-side runs in progress, by run id: aborting one cancels it. */
+  /** Caps server-side runs in total and per person; the rest queue (run-admission.ts). */
+  admission: RunAdmission;
+  /** Server-side runs in progress or queued, by run id: aborting one cancels it. */
   activeRuns: Map<string, AbortController>;
   /** Turns in progress, by turn id: aborting one stops the model and its programs. */
   activeTurns: Map<string, AbortController>;
@@ -72,6 +76,7 @@ export async function createPlatform(options: CreatePlatformOptions = {}): Promi
       keys,
       apps,
       runner,
+      admission: new RunAdmission(DEFAULT_CODE_MODE),
       activeRuns,
       activeTurns,
       pageListeners,

@@ -21,6 +21,12 @@ export interface SandboxModule {
   broken: boolean;
   /** Whether `bytes` more can be allocated right now (probes malloc, then frees). */
   canAllocate(bytes: number): boolean;
+  /**
+   * How often the allocator asked the fixed memory to grow (it cannot, so each is an allocation that
+   * failed for want of memory), not counting `canAllocate`'s probes. Observed by the host on the memory
+   * object itself, so no guest value can fake it.
+   */
+  allocationFailures: number;
 }
 
 interface EmscriptenHeap {
@@ -80,16 +86,31 @@ async function loadModule(memoryMb: number): Promise<SandboxModule> {
   if (typeof malloc !== "function" || typeof free !== "function") {
     throw new Error("the QuickJS build does not expose its allocator");
   }
+  let probing = false;
   const sandbox: SandboxModule = {
     memoryMb,
     quickjs,
     broken: false,
+    allocationFailures: 0,
     canAllocate(bytes) {
-      const pointer = malloc.call(heap, bytes);
-      if (!pointer) return false;
-      free.call(heap, pointer);
-      return true;
+      probing = true;
+      try {
+        const pointer = malloc.call(heap, bytes);
+        if (!pointer) return false;
+        free.call(heap, pointer);
+        return true;
+      } finally {
+        probing = false;
+      }
     },
   };
+  // Emscripten's heap resize calls grow on this very object; with initial = maximum it always fails.
+  const grow = wasmMemory.grow.bind(wasmMemory);
+  Object.defineProperty(wasmMemory, "grow", {
+    value: (delta: number) => {
+      if (!probing) sandbox.allocationFailures += 1;
+      return grow(delta);
+    },
+  });
   return sandbox;
 }

@@ -19,7 +19,7 @@ import type {
   RunOutcome,
 } from "../contracts/engine";
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten-core";
-import { canonicalJson, truncateUtf8, utf8Length } from "./canonical-json";
+import { CANONICAL_MAX_DEPTH, canonicalJson, truncateUtf8, utf8Length } from "./canonical-json";
 import { PRELUDE_PARTS, PRELUDE_SOURCE, type PreludeConfig, type PreludePart } from "./prelude";
 import { evictModule, type SandboxModule } from "./quickjs-module";
 import { ReplaySchedule } from "./replay";
@@ -130,6 +130,8 @@ export class RunSession {
   /** Set once the heap could not spare PRESSURE_BYTES: an error after that is reported as `Memory`. */
   private memoryPressure = false;
   private readonly pressureBytes: number;
+  /** The module's allocation failures when this run began (see SandboxModule.allocationFailures). */
+  private readonly allocationFailuresAtStart: number;
   private guestMs = 0;
   private sliceStart = 0;
   private inSlice = false;
@@ -159,6 +161,7 @@ export class RunSession {
     this.bindings = new Set(input.bindings);
     this.replay = new ReplaySchedule(input.replay);
     this.pressureBytes = Math.max(PRESSURE_MIN_BYTES, (this.limits.memoryMb * MIB) / 8);
+    this.allocationFailuresAtStart = module.allocationFailures;
   }
 
   async run(): Promise<EngineOutcome> {
@@ -361,10 +364,18 @@ export class RunSession {
   }
 
   private programError(text: string): Ending {
-    if (text === "InternalError: out of memory" || this.memoryPressure) {
+    if (this.memoryObserved()) {
       return { status: "failed", reason: "Memory", message: this.memoryMessage() };
     }
     return { status: "failed", reason: "Error", message: text };
+  }
+
+  /**
+   * Whether the host saw the memory run out: the heap near the cap, or an allocation the fixed memory
+   * could not serve. Never the guest's error name or text, which a program can forge.
+   */
+  private memoryObserved(): boolean {
+    return this.memoryPressure || this.module.allocationFailures > this.allocationFailuresAtStart;
   }
 
   private memoryMessage(): string {
@@ -389,7 +400,7 @@ export class RunSession {
       handle.dispose();
     }
     if (this.timedOut || this.halt) return;
-    if (text === "InternalError: out of memory" || this.memoryPressure) this.halt = { reason: "Memory", message: this.memoryMessage() };
+    if (this.memoryObserved()) this.halt = { reason: "Memory", message: this.memoryMessage() };
     else this.halt = { reason: "Error", message: text || "the program failed" };
   }
 
@@ -456,18 +467,26 @@ export class RunSession {
     }
     const binding = ctx.typeof(bindingHandle) === "string" ? this.readString(bindingHandle) : "";
     if (!this.bindings.has(binding)) {
-      this.rejectWith(deferred, { name: "TypeError", message: `unknown binding ${JSON.stringify(binding.slice(0, 200))}` });
+      this.rejectAtOnce(deferred, { name: "TypeError", message: `unknown binding ${JSON.stringify(binding.slice(0, 200))}` });
       return deferred.handle;
     }
     if (ctx.typeof(argsHandle) !== "string" || this.stringLength(argsHandle) > ARGS_MAX_CHARS) {
-      this.rejectWith(deferred, { name: "RangeError", message: `arguments of apps.${binding} are too large` });
+      this.rejectAtOnce(deferred, { name: "RangeError", message: `arguments of apps.${binding} are too large` });
       return deferred.handle;
     }
     let argsJson: string;
     try {
       argsJson = canonicalJson(this.readString(argsHandle));
-    } catch {
-      this.rejectWith(deferred, { name: "RangeError", message: `arguments of apps.${binding} could not be read` });
+    } catch (error) {
+      if (error instanceof RangeError) {
+        this.rejectAtOnce(deferred, {
+          name: "AppCallFailed",
+          message: `arguments of apps.${binding} are nested deeper than ${CANONICAL_MAX_DEPTH} levels, the most a call can carry; nothing was sent`,
+          details: { reason: "invalid_arguments", maxDepth: CANONICAL_MAX_DEPTH },
+        });
+      } else {
+        this.rejectAtOnce(deferred, { name: "RangeError", message: `arguments of apps.${binding} could not be read` });
+      }
       return deferred.handle;
     }
     const index = this.nextIndex++;
@@ -573,7 +592,21 @@ export class RunSession {
     return Math.max(1, this.limits.memoryMb) * MIB / 4;
   }
 
+  /**
+   * Rejects the promise a host function is about to return: its handle must stay alive until the
+   * function returns, so it is disposed with the run's orphans instead of at once.
+   */
+  private rejectAtOnce(deferred: QuickJSDeferredPromise, error: { name: string; message: string; details?: unknown }): void {
+    this.orphans.push(deferred);
+    this.settleRejected(deferred, error);
+  }
+
   private rejectWith(deferred: QuickJSDeferredPromise, error: { name: string; message: string; details?: unknown }): void {
+    this.settleRejected(deferred, error);
+    deferred.dispose();
+  }
+
+  private settleRejected(deferred: QuickJSDeferredPromise, error: { name: string; message: string; details?: unknown }): void {
     let envelope: string;
     try {
       envelope = JSON.stringify(error);
@@ -585,7 +618,6 @@ export class RunSession {
     const value = ctx.newString(envelope);
     deferred.reject(value);
     value.dispose();
-    deferred.dispose();
   }
 
   // Logs and output -------------------------------------------------------------------------------
@@ -601,7 +633,8 @@ export class RunSession {
 
   private appendLog(level: LogLevel, text: string): number {
     const cap = this.limits.outputBytes;
-    const bytes = utf8Length(text);
+    // A line costs at least one byte, so empty lines cannot grow the record without bound.
+    const bytes = Math.max(1, utf8Length(text));
     const left = cap - this.logBytes;
     if (bytes <= left) {
       this.keepLog({ level, text });
@@ -629,7 +662,7 @@ export class RunSession {
     if (this.done || this.halt) return undefined;
     const kind = ctx.typeof(kindHandle) === "string" ? this.readString(kindHandle) : "";
     const text = ctx.typeof(textHandle) === "string" ? this.readString(textHandle) : "";
-    const bytes = utf8Length(text);
+    const bytes = Math.max(1, utf8Length(text));
     if (this.outputBytes + bytes > this.limits.outputBytes) {
       this.halt = {
         reason: "OutputTooLarge",

@@ -19,12 +19,17 @@ export function RunCard({ run, liveLogs }: { run: CodeRunRecord; liveLogs?: LogL
         <span className={`status ${run.status}`} data-testid="run-status">{run.status}</span>
         <strong style={{ flex: 1 }}>{run.reason || "Program"}</strong>
         <span className="muted small">{new Date(run.createdAt).toLocaleTimeString()}</span>
-        {(run.status === "Running" || run.status === "Waiting") && (
+        {(run.status === "Queued" || run.status === "Running" || run.status === "Waiting") && (
           <button type="button" onClick={() => cancel.mutate({ id: run.id })} disabled={cancel.isPending}>
             Cancel run
           </button>
         )}
       </header>
+      {run.status === "Queued" && (
+        <p className="muted small" data-testid="run-queued" style={{ margin: 0 }}>
+          Waiting for a free place on the server runner: it runs as soon as one of the running programs ends.
+        </p>
+      )}
       <section>
         <CodeView code={run.code} />
       </section>

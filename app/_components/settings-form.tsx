@@ -15,15 +15,15 @@ const FIELDS: { key: NumField; label: string; hint: string }[] = [
   { key: "memoryMb", label: "Memory (MB)", hint: "A hard cap on the sandbox's memory." },
   { key: "outputBytes", label: "Output (bytes)", hint: "Largest return value (as JSON) and log text kept." },
   { key: "maxPendingCalls", label: "Calls in flight", hint: "App calls running at once; the rest queue." },
+  { key: "maxServerRuns", label: "Server runs at once", hint: "Programs the server runs at once (all people); the rest queue." },
+  { key: "maxServerRunsPerUser", label: "Server runs per person", hint: "Programs one person may have running on the server; the rest queue." },
+  { key: "maxQueuedRunsPerUser", label: "Queued runs per person", hint: "Server runs one person may have waiting; beyond it new runs are refused." },
 ];
 
 type Draft = { enabled: boolean } & Record<NumField, string>;
 const toDraft = (c: CodeModeSettings): Draft => ({
   enabled: c.enabled,
-  timeoutMs: String(c.timeoutMs),
-  memoryMb: String(c.memoryMb),
-  outputBytes: String(c.outputBytes),
-  maxPendingCalls: String(c.maxPendingCalls),
+  ...(Object.fromEntries(FIELDS.map((f) => [f.key, String(c[f.key])])) as Record<NumField, string>),
 });
 
 function fieldErrors(draft: Draft): Partial<Record<NumField, string>> {

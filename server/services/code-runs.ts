@@ -24,7 +24,7 @@ import type {
   RecordedCall,
   RunOutcome,
 } from "@/contracts/engine";
-import { canonicalJson } from "@/worker/canonical-json";
+import { CANONICAL_MAX_DEPTH, canonicalJson, utf8Length } from "@/worker/canonical-json";
 import { AppCallError, isAppCallError, type ToolEntry } from "../apps/registry";
 import { sha256 } from "../crypto";
 import { logEvent, logFailure, logOutcome } from "../log";
@@ -34,6 +34,7 @@ import { checkAppCall } from "./capability";
 import { isVaultDeniedError, knownSecrets, redact, type Substituted, substituteSecrets, vaultNames, vaultRefusal } from "./vault";
 import { ownedChat, readableChat, touchChat } from "./chats";
 import { AppError, invalidInput } from "./errors";
+import type { RunPass } from "../run-admission";
 import { readSettings } from "./settings";
 import { transpileTypeScript } from "./transpile";
 
@@ -219,8 +220,8 @@ export async function resumeRun(platform: Platform, runId: string, from: { statu
           [runId, Date.now()],
         )
       : await db.query<RunRow>(
-          `update code_runs set attempt = attempt + 1, host = 'server', claimed_at = $2, updated_at = $2
-           where id = $1 and status = 'Running' and attempt = $3 returning *`,
+          `update code_runs set attempt = attempt + 1, status = 'Running', host = 'server', claimed_at = $2, updated_at = $2
+           where id = $1 and status in ('Running', 'Queued') and attempt = $3 returning *`,
           [runId, Date.now(), from.attempt],
         );
   if (!rows[0]) return;
@@ -250,7 +251,7 @@ export async function sweepRuns(platform: Platform, now = Date.now()): Promise<{
   const resumed: string[] = [];
   const interrupted: string[] = [];
   const stale = await db.query<RunRow>(
-    `select * from code_runs r where r.status = 'Running' and r.updated_at < $1
+    `select * from code_runs r where r.status in ('Running', 'Queued') and r.updated_at < $1
      and not exists (select 1 from app_operations o where o.run_id = r.id and o.status = 'Running')`,
     [now - STALE_GRACE_MS],
   );
@@ -332,7 +333,10 @@ export async function handleCall(ctx: ServiceContext, runId: string, attempt: nu
   let argsJson: string;
   try {
     argsJson = canonicalJson(call.argsJson);
-  } catch {
+  } catch (error) {
+    if (error instanceof RangeError) {
+      return failedOutcome("invalid_arguments", `The arguments are nested deeper than ${CANONICAL_MAX_DEPTH} levels, the most a call can carry.`);
+    }
     return failedOutcome("invalid_arguments", "The arguments are not JSON.");
   }
   const digest = sha256(`${call.binding}\n${argsJson}`);
@@ -601,6 +605,7 @@ export async function finishRun(
   outcome: RunOutcome & { completionOrder?: number[] },
 ): Promise<CodeRunRecord> {
   const { run } = await runForHost(ctx, runId, attempt);
+  await checkOutcomeBounds(ctx, run, outcome);
   if (outcome.completionOrder?.length) await storeCompletionOrder(ctx, runId, outcome.completionOrder);
   if (run.status !== "Running") return getRun(ctx, runId);
   if (outcome.status === "completed") {
@@ -631,18 +636,51 @@ function reportLater(platform: Platform, runId: string): void {
   platform.events.emit("run-settled", { runId });
 }
 
+/** Room for the engine's "[log output truncated …]" line beyond outputBytes. */
+const LOG_NOTE_BYTES = 256;
+
+/**
+ * What a host reports can be no bigger than what this run can have: no more completions than its
+ * calls, logs and output within its own outputBytes (each line or item counts at least one byte, as the
+ * engine counts them). A host that sends more is refused before anything is stored.
+ */
+async function checkOutcomeBounds(ctx: ServiceContext, run: RunRow, outcome: RunOutcome & { completionOrder?: number[] }): Promise<void> {
+  const { outputBytes } = JSON.parse(run.limits) as EngineLimits;
+  const refuse = (field: string, message: string): never => {
+    throw new AppError("BAD_REQUEST", `outcome.${field}: ${message}`, { fields: [{ field: `outcome.${field}`, message }] });
+  };
+  const order = outcome.completionOrder ?? [];
+  if (order.length > 0) {
+    const [row] = await ctx.platform.db.query<{ n: string | number }>("select count(*) as n from code_run_calls where run_id = $1", [run.id]);
+    const calls = Number(row?.n ?? 0);
+    if (order.length > calls) refuse("completionOrder", `has ${order.length} entries, but the run made ${calls} calls`);
+  }
+  if (outcome.logs.length > outputBytes + 1) refuse("logs", `has ${outcome.logs.length} lines, more than outputBytes (${outputBytes}) allows`);
+  let logBytes = 0;
+  for (const line of outcome.logs) logBytes += Math.max(1, utf8Length(line.text));
+  if (logBytes > outputBytes + LOG_NOTE_BYTES) refuse("logs", `hold ${logBytes} bytes, more than outputBytes (${outputBytes}) allows`);
+  if (outcome.output.length > outputBytes) refuse("output", `has ${outcome.output.length} items, more than outputBytes (${outputBytes}) allows`);
+  let outBytes = 0;
+  for (const item of outcome.output) {
+    outBytes += Math.max(1, utf8Length(item.type === "text" ? item.text : (JSON.stringify(item.value ?? null) ?? "null")));
+    if (outBytes > outputBytes) refuse("output", `holds more than outputBytes (${outputBytes}) allows`);
+  }
+}
+
 /**
  * The order in which outcomes reached the program (the engine reports it) replaces the order the
  * server stored them in: answers crossing a network can arrive in another order than they were stored.
+ * One statement, whatever the length (PGlite serialises every query, so one per entry stalls everyone).
  */
 async function storeCompletionOrder(ctx: ServiceContext, runId: string, order: number[]): Promise<void> {
-  const seen = new Set<number>();
-  let seq = 0;
-  for (const index of order) {
-    if (seen.has(index)) continue;
-    seen.add(index);
-    await ctx.platform.db.query("update code_run_calls set completed_seq = $3 where run_id = $1 and idx = $2 and outcome_enc is not null", [runId, index, ++seq]);
-  }
+  const indexes = [...new Set(order)];
+  const seqs = indexes.map((_, i) => i + 1);
+  await ctx.platform.db.query(
+    `update code_run_calls c set completed_seq = o.seq
+     from unnest($2::int[], $3::int[]) as o(idx, seq)
+     where c.run_id = $1 and c.idx = o.idx and c.outcome_enc is not null`,
+    [runId, indexes, seqs],
+  );
 }
 
 /** Ends a run as Failed. The message stays in the (encrypted) record; the log gets only the error id and reason. */
@@ -659,7 +697,7 @@ export async function failRun(
   const result: CodeRunResult = { _tag: "Failed", reason, errorId, message: message || SAFE_MESSAGES[reason], logs };
   await ctx.platform.db.query(
     `update code_runs set status = $1, failure_reason = $2, error_id = $3, result_enc = $4, updated_at = $5
-     where id = $6 and status in ('Running', 'Waiting')`,
+     where id = $6 and status in ('Queued', 'Running', 'Waiting')`,
     [status, reason, errorId, seal(ctx, "code_runs", runId, "result", result), Date.now(), runId],
   );
   reportLater(ctx.platform, runId);
@@ -685,17 +723,75 @@ export async function claimForPage(ctx: ServiceContext, runId: string, attempt: 
   return ticketFor(ctx, { ...run, claimed_at: Date.now() } as RunRow);
 }
 
-/** Runs a program on the server's runner (no browser) and answers with its record. */
+/**
+ * Runs a program on the server's runner (no browser) and answers with its record. The runner's slot is
+ * asked for before the run is created, so a refusal (the person's queue is full) leaves no run behind.
+ */
 export async function runOnServer(ctx: ServiceContext, input: unknown): Promise<CodeRunRecord> {
-  const { ticket, record } = await startRun(ctx, input, "server");
-  if (!ticket) return record;
-  return runTicketOnServer(ctx, ticket);
+  const p = requirePermission(ctx.principal, "apps.use");
+  const pass = await requestPass(ctx.platform, p.userId, true);
+  let handedOver = false;
+  try {
+    const { ticket, record } = await startRun(ctx, input, "server");
+    if (!ticket) return record;
+    handedOver = true;
+    return await runTicketOnServer(ctx, ticket, pass);
+  } finally {
+    if (!handedOver) pass.release();
+  }
 }
 
-export async function runTicketOnServer(ctx: ServiceContext, ticket: RunTicket): Promise<CodeRunRecord> {
+/**
+ * A slot in the server runner under the current settings (run-admission.ts). With `bounded`, a full
+ * queue is TOO_MANY_REQUESTS (429), made here from the admission's data.
+ */
+async function requestPass(platform: Platform, userId: string, bounded: boolean): Promise<RunPass> {
+  const { codeMode } = await readSettings(platform.db);
+  const answer = platform.admission.request(userId, codeMode, { bounded });
+  if (answer.refused) throw new AppError("TOO_MANY_REQUESTS", answer.message, answer.details);
+  return answer;
+}
+
+/**
+ * Runs one attempt on the server runner once admission lets it: until then the run is `Queued`. Every
+ * server-side start passes here (API runs, turns without a page, re-runs after a decision, takeovers).
+ * `admission`: a pass already taken; "bounded" (a person's request: a full queue fails the run with the
+ * refusal's message); "queue" (background work the server owes: always queues).
+ */
+export async function runTicketOnServer(
+  ctx: ServiceContext,
+  ticket: RunTicket,
+  admission: RunPass | "bounded" | "queue" = "queue",
+): Promise<CodeRunRecord> {
   const controller = new AbortController();
   ctx.platform.activeRuns.set(ticket.runId, controller);
+  let held: RunPass | undefined = typeof admission === "object" ? admission : undefined;
+  const leaveQueue = () => held?.release();
+  controller.signal.addEventListener("abort", leaveQueue, { once: true });
   try {
+    if (!held) {
+      try {
+        held = await requestPass(ctx.platform, ctx.principal?.userId ?? "", admission === "bounded");
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== "TOO_MANY_REQUESTS") throw error;
+        await failRun(ctx, ticket.runId, "Unavailable", (error as Error).message, []);
+        return await getRun(ctx, ticket.runId);
+      }
+    }
+    if (!held.immediate) {
+      const { db, events } = ctx.platform;
+      await db.query("update code_runs set status = 'Queued' where id = $1 and status = 'Running' and attempt = $2", [ticket.runId, ticket.attempt]);
+      events.emit("run", { runId: ticket.runId });
+      if (controller.signal.aborted || !(await held.admitted)) return await getRun(ctx, ticket.runId);
+      // Still this attempt and still queued (not cancelled, not taken over by another instance).
+      const rows = await db.query(
+        "update code_runs set status = 'Running', updated_at = $2 where id = $1 and status = 'Queued' and attempt = $3 returning id",
+        [ticket.runId, Date.now(), ticket.attempt],
+      );
+      if (!rows.length) return await getRun(ctx, ticket.runId);
+      events.emit("run", { runId: ticket.runId });
+    }
+    controller.signal.removeEventListener("abort", leaveQueue);
     const outcome = await ctx.platform.runner.run(ticket.input, {
       call: (req) =>
         handleCall(ctx, ticket.runId, ticket.attempt, req).catch((error: unknown): HostCallAnswer => {
@@ -707,6 +803,8 @@ export async function runTicketOnServer(ctx: ServiceContext, ticket: RunTicket):
     });
     return await finishRun(ctx, ticket.runId, ticket.attempt, outcome);
   } finally {
+    controller.signal.removeEventListener("abort", leaveQueue);
+    held?.release();
     ctx.platform.activeRuns.delete(ticket.runId);
   }
 }

@@ -362,6 +362,55 @@ const OUTPUT: HostileCase[] = [
   },
 ];
 
+/** A failure reason comes only from what the host observed, never from the error a program throws. */
+const FORGED: HostileCase[] = [
+  {
+    name: "arguments nested deeper than the bridge allows are an invalid_arguments call failure naming the limit",
+    code: `let a = 1; for (let i = 0; i < 600; i++) a = [a];
+      try { await apps.work_calendar.list_events({ day: a }); } catch (e) { return [e.name, e.details.reason, e.details.maxDepth, e.message]; }`,
+    expect: {
+      value: [
+        "AppCallFailed",
+        "invalid_arguments",
+        512,
+        "arguments of apps.work_calendar.list_events are nested deeper than 512 levels, the most a call can carry; nothing was sent",
+      ],
+    },
+  },
+  {
+    name: "an error named InternalError: out of memory is an Error, not Memory",
+    code: `throw Object.assign(new Error("out of memory"), { name: "InternalError" });`,
+    expect: { reason: "Error", message: "InternalError: out of memory" },
+  },
+  { name: "QuickJS's own InternalError type with the out-of-memory text", code: `throw new InternalError("out of memory");`, expect: { reason: "Error", message: "InternalError: out of memory" } },
+  {
+    name: "the out-of-memory text thrown after an await",
+    code: `await apps.work_calendar.list_events({ day: "ok" }); throw Object.assign(new Error("out of memory"), { name: "InternalError" });`,
+    expect: { reason: "Error", message: "InternalError: out of memory" },
+    calls: 1,
+  },
+  {
+    name: "the engine's own memory message",
+    code: `throw new Error("the program ran out of memory (limit 32 MiB)");`,
+    expect: { reason: "Error", message: "Error: the program ran out of memory (limit 32 MiB)" },
+  },
+  { name: "a forged interrupt is not a Timeout", code: `throw Object.assign(new Error("interrupted"), { name: "InternalError" });`, expect: { reason: "Error", message: "InternalError: interrupted" } },
+  { name: "an error named Timeout", code: `throw Object.assign(new Error("the program ran longer than 2000 ms"), { name: "Timeout" });`, expect: { reason: "Error" } },
+  {
+    name: "an error named OutputTooLarge",
+    code: `throw Object.assign(new Error("the return value is larger than 65536 bytes"), { name: "OutputTooLarge" });`,
+    expect: { reason: "Error", message: "OutputTooLarge: the return value is larger than 65536 bytes" },
+  },
+  { name: "an error named Cancelled", code: `throw Object.assign(new Error("the run was cancelled"), { name: "Cancelled" });`, expect: { reason: "Error", message: "Cancelled: the run was cancelled" } },
+  { name: "a thrown plain object shaped like an outcome", code: `throw { status: "failed", reason: "Memory", name: "InternalError", message: "out of memory" };`, expect: { reason: "Error" } },
+  {
+    name: "a caught real out-of-memory still lets the program go on",
+    code: `try { new Uint8Array(512 * 1024 * 1024); } catch (e) { return [e.name, e.message]; }`,
+    extra: SMALL_MEMORY,
+    expect: { value: ["InternalError", "out of memory"] },
+  },
+];
+
 const hostBaseline = {
   globals: Object.getOwnPropertyNames(globalThis).sort(),
   objectProto: Object.getOwnPropertyNames(Object.prototype).sort(),
@@ -402,6 +451,7 @@ const CLASSES: [string, HostileCase[]][] = [
   ["stack", STACK],
   ["async lifecycle", ASYNC],
   ["output size", OUTPUT],
+  ["forged failure reasons", FORGED],
 ];
 
 describe.each(CLASSES)("hostile: %s", (_, cases) => {

@@ -13,7 +13,16 @@ const code = (p: Promise<unknown>) => p.then(() => "ok", (e: unknown) => (e inst
 describe("platform settings", () => {
   it("starts with Code Mode off and the documented defaults", async () => {
     const s = await t.caller(t.admin).settings.get();
-    expect(s.codeMode).toEqual({ enabled: false, timeoutMs: 10000, memoryMb: 64, outputBytes: 65536, maxPendingCalls: 16 });
+    expect(s.codeMode).toEqual({
+      enabled: false,
+      timeoutMs: 10000,
+      memoryMb: 64,
+      outputBytes: 65536,
+      maxPendingCalls: 16,
+      maxServerRuns: 4,
+      maxServerRunsPerUser: 2,
+      maxQueuedRunsPerUser: 16,
+    });
   });
 
   it("needs a caller, and platform.admin", async () => {
@@ -45,6 +54,12 @@ describe("platform settings", () => {
       ["outputBytes", 10485761],
       ["maxPendingCalls", 0],
       ["maxPendingCalls", 129],
+      ["maxServerRuns", 0],
+      ["maxServerRuns", 65],
+      ["maxServerRunsPerUser", 0],
+      ["maxServerRunsPerUser", 65],
+      ["maxQueuedRunsPerUser", -1],
+      ["maxQueuedRunsPerUser", 1001],
       ["timeoutMs", 1.5],
       ["enabled", "yes"],
     ] as const) {

@@ -1,45 +1,20 @@
 import { on } from "node:events";
 import { z } from "zod";
 import { readableChat } from "../../services/chats";
-import type { RunOutcome } from "@/contracts/engine";
+import { appCallInput, finishRunInput } from "@/contracts/code-run";
 import { cancelRun, claimForPage, finishRun, getRun, handleCall, listRuns, runOnServer, startRun } from "../../services/code-runs";
 import { createTRPCRouter, publicProcedure } from "../trpc";
-
-const callInput = z.object({
-  runId: z.string(),
-  attempt: z.number().int(),
-  index: z.number().int().min(0),
-  binding: z.string().max(300),
-  argsJson: z.string(),
-});
-
-const logLine = z.object({ level: z.enum(["log", "info", "warn", "error"]), text: z.string() });
-const outputItem = z.union([z.object({ type: z.literal("text"), text: z.string() }), z.object({ type: z.literal("json"), value: z.unknown().optional() })]);
-/** The order in which call outcomes reached the program: what a re-run replays. */
-const completionOrder = z.array(z.number().int().min(0)).max(100_000).optional();
-const outcome = z.discriminatedUnion("status", [
-  z.object({ status: z.literal("completed"), valueJson: z.string(), logs: z.array(logLine), output: z.array(outputItem), completionOrder }),
-  z.object({
-    status: z.literal("failed"),
-    reason: z.enum(["Error", "Timeout", "Memory", "OutputTooLarge", "ReplayMismatch", "Cancelled", "Unavailable", "Interrupted"]),
-    message: z.string(),
-    logs: z.array(logLine),
-    output: z.array(outputItem),
-    completionOrder,
-  }),
-  z.object({ status: z.literal("waiting"), index: z.number().int(), logs: z.array(logLine), output: z.array(outputItem), completionOrder }),
-]);
 
 export const codeRunsRouter = createTRPCRouter({
   /** Starts a run for the page's worker: the record plus the ticket the worker runs. */
   start: publicProcedure.input(z.unknown()).mutation(({ ctx, input }) => startRun(ctx, input, "browser")),
   /** One nested call from a running program. */
-  appCall: publicProcedure.input(callInput).mutation(({ ctx, input }) =>
+  appCall: publicProcedure.input(appCallInput).mutation(({ ctx, input }) =>
     handleCall(ctx, input.runId, input.attempt, { index: input.index, binding: input.binding, argsJson: input.argsJson }),
   ),
   finish: publicProcedure
-    .input(z.object({ runId: z.string(), attempt: z.number().int(), outcome }))
-    .mutation(({ ctx, input }) => finishRun(ctx, input.runId, input.attempt, input.outcome as RunOutcome)),
+    .input(finishRunInput)
+    .mutation(({ ctx, input }) => finishRun(ctx, input.runId, input.attempt, input.outcome)),
   /** A page takes a turn's program to run in its worker; null when another host has it. */
   claim: publicProcedure
     .input(z.object({ runId: z.string(), attempt: z.number().int() }))

@@ -226,7 +226,7 @@ async function runProgramForTurn(
         return row?.status !== "Running";
       });
     } else if (await claimRun(platform, ticket.runId, ticket.attempt)) {
-      await runTicketOnServer(ctx, ticket);
+      await runTicketOnServer(ctx, ticket, "bounded");
     }
     const final = await getRun(ctx, ticket.runId);
     if (final.status !== "Waiting") await platform.db.query("update code_runs set reported = true where id = $1", [ticket.runId]);
@@ -363,7 +363,7 @@ export async function stopTurn(ctx: ServiceContext, turnId: string): Promise<Tur
   const view = await getTurn(ctx, turnId);
   await ownedChat(ctx.platform.db, ctx.principal, view.chatId);
   ctx.platform.activeTurns.get(turnId)?.abort();
-  const running = await ctx.platform.db.query<{ id: string }>("select id from code_runs where turn_id = $1 and status in ('Running', 'Waiting')", [turnId]);
+  const running = await ctx.platform.db.query<{ id: string }>("select id from code_runs where turn_id = $1 and status in ('Queued', 'Running', 'Waiting')", [turnId]);
   for (const r of running) await cancelRun(ctx, r.id).catch(() => undefined);
   return getTurn(ctx, turnId);
 }
