@@ -1,9 +1,11 @@
 /**
  * tRPC: context → init → procedures. The context is built apart from the Next request
  * (`createContextInner`) so tests call procedures through `createCaller` with no HTTP. Domain errors
- * become TRPCErrors here, in one place, with their safe details in `data.details`.
+ * become TRPCErrors here, in one place, with their safe details in `data.details`; any other failure is
+ * logged by error id and reaches the caller only as that id (as on REST).
  */
 import { initTRPC, TRPCError } from "@trpc/server";
+import { logFailure } from "../log";
 import type { Platform } from "../platform";
 import { getPlatform } from "../boot";
 import { clientAddress, servedOverHttps } from "../http/origin";
@@ -56,16 +58,30 @@ const t = initTRPC.context<Context>().create({
     const cause = error.cause;
     return {
       ...shape,
-      data: { ...shape.data, stack: undefined, details: isAppError(cause) ? (cause.details ?? null) : null },
+      data: { ...shape.data, stack: undefined, details: isAppError(cause) ? (cause.details ?? null) : isInternal(cause) ? { errorId: cause.errorId } : null },
     };
   },
 });
 
-const domainErrors = t.middleware(async ({ next }) => {
+/** What the caller learns of a failure that is not a domain error: its error id. */
+class InternalFailure extends Error {
+  readonly kind = "InternalFailure" as const;
+  constructor(readonly errorId: string) {
+    super(`Something went wrong on the server (${errorId}).`);
+  }
+}
+const isInternal = (value: unknown): value is InternalFailure => typeof value === "object" && value !== null && (value as { kind?: unknown }).kind === "InternalFailure";
+
+const domainErrors = t.middleware(async ({ next, path }) => {
   const result = await next();
-  const cause = result.ok ? undefined : result.error.cause;
+  if (result.ok) return result;
+  const cause = result.error.cause;
   if (isAppError(cause)) {
     throw new TRPCError({ code: TRPC_CODES[cause.code], message: cause.message, cause });
+  }
+  if (result.error.code === "INTERNAL_SERVER_ERROR" && !isInternal(cause)) {
+    const internal = new InternalFailure(logFailure("trpc_failed", cause ?? result.error, { path }));
+    throw new TRPCError({ code: "INTERNAL_SERVER_ERROR", message: internal.message, cause: internal });
   }
   return result;
 });

@@ -8,6 +8,7 @@
 import type { ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AppRegistry, PendingInput } from "@/server/apps/registry";
+import path from "node:path";
 import { entryOf, failure, freePort, startApps, startEverythingHttp, stop, type TestApps } from "./helpers";
 
 let t: TestApps;
@@ -22,6 +23,8 @@ beforeAll(async () => {
   http = await startEverythingHttp(port);
   expect((await apps.add({ name: "Local", transport: { type: "preset", preset: "everything" } })).status).toBe("connected");
   expect((await apps.add({ name: "Web", transport: { type: "http", url: `http://127.0.0.1:${port}/mcp` } })).status).toBe("connected");
+  const fixture = path.join(import.meta.dirname, "fixtures", "trouble-server.mjs");
+  expect((await apps.add({ name: "Trouble", transport: { type: "stdio", command: process.execPath, args: [fixture] } })).status).toBe("connected");
 }, 60_000);
 afterAll(async () => {
   await t?.close();
@@ -59,5 +62,10 @@ describe("an App's question goes to the call that asked it", () => {
     expect(JSON.stringify(ask.content)).toContain("cancelled");
     expect(JSON.stringify((await slow).content)).toContain("Long running operation completed");
     expect(asked).toEqual([]);
+  });
+
+  it("the mark that ties a request to its call is taken out before it is sent: the App never sees it", async () => {
+    const result = await apps.call(entryOf(apps, "trouble.meta"), {});
+    expect(JSON.stringify(result.structuredContent)).not.toContain("openbot");
   });
 });

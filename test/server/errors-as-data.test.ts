@@ -4,7 +4,9 @@
  * module stands in for the other graph: `instanceof` fails across them, the tag guards do not. The log
  * keeps a failure's kind and code locations, never its text.
  */
-import { describe, expect, it } from "vitest";
+import { TRPCError } from "@trpc/server";
+import { describe, expect, it, vi } from "vitest";
+import { type Context, createCallerFactory, createTRPCRouter, publicProcedure } from "@/server/api/trpc";
 import * as appErrors from "@/server/apps/errors";
 import { describeCause } from "@/server/log";
 import * as serviceErrors from "@/server/services/errors";
@@ -51,5 +53,42 @@ describe("what the log keeps of a cause", () => {
     expect(describeCause(db).kind).toBe("Error:23505");
     expect(JSON.stringify(describeCause(db))).not.toContain(secret);
     expect(describeCause("PROGRAM-SECRET-TEXT")).toEqual({ kind: "string" });
+  });
+});
+
+describe("tRPC: one visibility rule", () => {
+  it("a domain error from another graph keeps its code; any other failure reaches the caller only as a logged error id", async () => {
+    const otherServices = await otherGraph<typeof serviceErrors>("/server/services/errors.ts");
+    const router = createTRPCRouter({
+      stale: publicProcedure.query(() => {
+        throw new otherServices.AppError("CONFLICT", "stale version", { currentVersion: 3 });
+      }),
+      broken: publicProcedure.query(() => {
+        throw new Error("SECRET-CAUSE from deep inside");
+      }),
+    });
+    const caller = createCallerFactory(router)({} as Context);
+    const stale = await caller.stale().catch((e: unknown) => e);
+    expect(stale).toBeInstanceOf(TRPCError);
+    expect(stale).toMatchObject({ code: "CONFLICT", message: "stale version" });
+
+    const written: string[] = [];
+    vi.stubEnv("OPENBOT_LOG", "");
+    const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
+      written.push(String(chunk));
+      return true;
+    });
+    try {
+      const broken = (await caller.broken().catch((e: unknown) => e)) as TRPCError;
+      expect(broken.code).toBe("INTERNAL_SERVER_ERROR");
+      expect(broken.message).not.toContain("SECRET-CAUSE");
+      const errorId = /err_[0-9a-f-]+/.exec(broken.message)?.[0];
+      expect(errorId).toBeDefined();
+      expect(written.join("")).toContain(errorId!);
+      expect(written.join("")).not.toContain("SECRET-CAUSE");
+    } finally {
+      spy.mockRestore();
+      vi.unstubAllEnvs();
+    }
   });
 });
