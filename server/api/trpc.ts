@@ -5,10 +5,10 @@
  * logged by error id and reaches the caller only as that id (as on REST).
  */
 import { initTRPC, TRPCError } from "@trpc/server";
-import { logFailure } from "../log";
 import type { Platform } from "../platform";
 import { getPlatform } from "../boot";
 import { clientAddress, servedOverHttps } from "../http/origin";
+import { toPublicError } from "../http/public-error";
 import { checkProcedureAccess } from "./access";
 import { authenticate, type Principal, readCookie, SESSION_COOKIE } from "../services/auth";
 import { type AppErrorCode, isAppError } from "../services/errors";
@@ -66,24 +66,27 @@ const t = initTRPC.context<Context>().create({
 /** What the caller learns of a failure that is not a domain error: its error id. */
 class InternalFailure extends Error {
   readonly kind = "InternalFailure" as const;
-  constructor(readonly errorId: string) {
-    super(`Something went wrong on the server (${errorId}).`);
+  constructor(
+    message: string,
+    readonly errorId: string,
+  ) {
+    super(message);
   }
 }
-const isInternal = (value: unknown): value is InternalFailure => typeof value === "object" && value !== null && (value as { kind?: unknown }).kind === "InternalFailure";
+const isInternal = (value: unknown): value is InternalFailure =>
+  typeof value === "object" && value !== null && (value as { kind?: unknown }).kind === "InternalFailure";
 
 const domainErrors = t.middleware(async ({ next, path }) => {
   const result = await next();
   if (result.ok) return result;
   const cause = result.error.cause;
-  if (isAppError(cause)) {
-    throw new TRPCError({ code: TRPC_CODES[cause.code], message: cause.message, cause });
+  // tRPC's own refusals (input validation, unknown procedure) keep their code; the rest pass the one rule.
+  if (!isAppError(cause) && (result.error.code !== "INTERNAL_SERVER_ERROR" || isInternal(cause))) return result;
+  const failure = toPublicError(cause ?? result.error, "trpc_failed", { path });
+  if (failure.code === "INTERNAL") {
+    throw new TRPCError({ code: "INTERNAL_SERVER_ERROR", message: failure.message, cause: new InternalFailure(failure.message, failure.errorId) });
   }
-  if (result.error.code === "INTERNAL_SERVER_ERROR" && !isInternal(cause)) {
-    const internal = new InternalFailure(logFailure("trpc_failed", cause ?? result.error, { path }));
-    throw new TRPCError({ code: "INTERNAL_SERVER_ERROR", message: internal.message, cause: internal });
-  }
-  return result;
+  throw new TRPCError({ code: TRPC_CODES[failure.code], message: failure.message, cause });
 });
 
 /** Every procedure first passes its row of the access table (server/api/access.ts). */

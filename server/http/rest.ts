@@ -5,9 +5,9 @@
  */
 import "server-only";
 import type { Context } from "../api/trpc";
-import { logFailure } from "../log";
-import { AppError, HTTP_STATUS, isAppError } from "../services/errors";
+import { AppError, HTTP_STATUS } from "../services/errors";
 import { admit } from "./boundary";
+import { toPublicError } from "./public-error";
 
 type Params = Record<string, string | string[]>;
 
@@ -40,14 +40,8 @@ export function rest<P extends Params = Record<string, string>>(
       const value = await handler({ ctx, req, params, body, query: new URL(req.url).searchParams });
       return Response.json(value, { status: options.status ?? 200, headers: { "cache-control": "no-store" } });
     } catch (error) {
-      if (isAppError(error)) {
-        return Response.json(
-          { error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) } },
-          { status: HTTP_STATUS[error.code] },
-        );
-      }
-      const errorId = logFailure("rest_failed", error, { method: req.method, url: new URL(req.url).pathname });
-      return Response.json({ error: { code: "INTERNAL", message: "Something went wrong on the server.", errorId } }, { status: 500 });
+      const failure = toPublicError(error, "rest_failed", { method: req.method, url: new URL(req.url).pathname });
+      return Response.json({ error: failure }, { status: failure.code === "INTERNAL" ? 500 : HTTP_STATUS[failure.code] });
     }
   };
 }
