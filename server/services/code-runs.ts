@@ -38,8 +38,14 @@ import type { RunPass } from "../run-admission";
 import { readSettings } from "./settings";
 import { transpileTypeScript } from "./transpile";
 
-/** Largest argument or result JSON the server accepts or hands to a program. */
+/** Largest result JSON the server hands to a program. */
 const MAX_CALL_JSON = 8 * 1024 * 1024;
+/**
+ * Largest argument JSON of one call, on every host alike: below the default request body limit
+ * (OPENBOT_MAX_BODY_BYTES, 4 MiB) with room for the call's envelope, so a page's call is refused with the
+ * same clear message as a server run's rather than a 413.
+ */
+const MAX_ARGS_JSON = 3 * 1024 * 1024;
 
 const SAFE_MESSAGES: Record<FailureReason, string> = {
   Error: "The program threw an error it did not catch.",
@@ -327,8 +333,8 @@ export async function handleCall(ctx: ServiceContext, runId: string, attempt: nu
   if (run.status !== "Running" && run.status !== "Waiting") {
     return { type: "stop", reason: "Cancelled", message: `The run is ${run.status}, not running.` };
   }
-  if (call.argsJson.length > MAX_CALL_JSON) {
-    return failedOutcome("invalid_arguments", `The arguments are larger than ${MAX_CALL_JSON} bytes.`);
+  if (call.argsJson.length > MAX_ARGS_JSON) {
+    return failedOutcome("invalid_arguments", `The arguments are larger than ${MAX_ARGS_JSON} bytes.`);
   }
   let argsJson: string;
   try {

@@ -94,6 +94,23 @@ describe("what a page reports at the end of a run", () => {
   });
 });
 
+describe("one call's arguments", () => {
+  it("are bounded below the request body limit: a client posting a huge call gets invalid_arguments, a program is stopped by the engine first", async () => {
+    const big = JSON.stringify({ day: "2026-10-23", pad: "x".repeat(3.5 * 1024 * 1024) });
+    const { caller, runId, attempt } = await pageRunWithCalls(0);
+    const answer = await caller.codeRuns.appCall({ runId, attempt, index: 0, binding: "work_calendar.list_events", argsJson: big });
+    expect(answer).toMatchObject({ type: "error", name: "AppCallFailed", details: { reason: "invalid_arguments" } });
+    expect(JSON.stringify(answer)).toContain(`larger than ${3 * 1024 * 1024} bytes`);
+
+    const chat = await t.caller(member).chats.create({ title: "big args" });
+    const record = await t.caller(member).codeRuns.runOnServer({
+      chatId: chat.id,
+      code: 'try { await apps.work_calendar.list_events({ day: "2026-10-23", pad: "x".repeat(3.5 * 1024 * 1024) }) } catch (e) { return [e.name, e.details?.reason, e.message] }',
+    });
+    expect(record.result).toMatchObject({ _tag: "Completed", value: ["RangeError", null, expect.stringContaining("limit 1048576")] });
+  });
+});
+
 describe("admission of server-side runs (the real module)", () => {
   const limits = { maxServerRuns: 4, maxServerRunsPerUser: 2, maxQueuedRunsPerUser: 2 };
 
