@@ -5,6 +5,7 @@
  */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
+import type { Policy } from "@/contracts/connections";
 import { useTRPC } from "../_lib/trpc";
 import { ErrorText, Field } from "./field";
 
@@ -72,9 +73,12 @@ export function AppsAdmin() {
                     <td>
                       <select
                         aria-label={`Policy of ${t.binding}`}
-                        value={t.policy}
-                        onChange={(e) => setPolicies.mutate({ id: c.id, policies: { [t.name]: e.target.value } })}
+                        value={t.overridden ? t.policy : ""}
+                        onChange={(e) =>
+                          setPolicies.mutate({ id: c.id, policies: { [t.name]: policyChoice(e.target.value) } })
+                        }
                       >
+                        <option value="">default ({t.defaultPolicy})</option>
                         <option value="allow">allow</option>
                         <option value="ask">ask</option>
                         <option value="deny">deny</option>
@@ -168,4 +172,9 @@ function AddConnection({ onAdded }: { onAdded: () => void }) {
       </div>
     </form>
   );
+}
+
+/** The select's value as a policy patch: the empty choice removes the override. */
+function policyChoice(value: string): Policy | null {
+  return value === "allow" || value === "ask" || value === "deny" ? value : null;
 }

@@ -241,6 +241,7 @@ export function syntheticCatalog(count = 500, seed = 20261023): ToolEntry[] {
           ...(output ? { outputSchema: output } : {}),
           annotations: { readOnlyHint: readOnly, destructiveHint: verb === "delete", openWorldHint: true },
           policy: readOnly ? "allow" : "ask",
+          defaultPolicy: readOnly ? "allow" : "ask",
         });
       }
     }

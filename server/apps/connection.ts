@@ -27,7 +27,9 @@ import { InputRequest, type InputAnswer } from "./elicitation";
 import { AppCallError, type AppCallResult, isAppCallError } from "./errors";
 import { CALL_META, type OpenedTransport, openTransport, type TransportConfig } from "./transports";
 
-export type Policy = "allow" | "ask" | "deny";
+import type { Policy } from "@/contracts/connections";
+
+export type { Policy };
 export type ConnectionStatus = "connected" | "connecting" | "failed" | "disabled";
 
 export interface ConnectionRecord {

@@ -9,6 +9,7 @@ import { randomUUID } from "node:crypto";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import addFormatsModule from "ajv-formats";
 import { z } from "zod";
+import { policiesPatchSchema, policySchema } from "@/contracts/connections";
 import type { Db } from "../db/client";
 import { type BuiltinHost, startBuiltinHost } from "./builtin/host";
 import { AppConnection, type ConnectionRecord, type ConnectionStatus, type Operation, type Policy } from "./connection";
@@ -39,6 +40,8 @@ export interface ToolEntry {
   outputSchema?: Record<string, unknown>;
   annotations?: Record<string, unknown>;
   policy: Policy;
+  /** The policy without an admin's override (from the tool's annotations). */
+  defaultPolicy: Policy;
 }
 
 export interface ConnectionView {
@@ -51,7 +54,7 @@ export interface ConnectionView {
   builtin: boolean;
   status: ConnectionStatus;
   error?: string;
-  tools: { name: string; binding: string; description: string; policy: Policy; kind: ToolEntry["kind"]; readOnlyHint: boolean }[];
+  tools: { name: string; binding: string; description: string; policy: Policy; defaultPolicy: Policy; overridden: boolean; kind: ToolEntry["kind"]; readOnlyHint: boolean }[];
   resources: { uri: string; name: string; description?: string; mimeType?: string }[];
   prompts: { name: string; description?: string; arguments?: { name: string; description?: string; required?: boolean }[] }[];
   /** Slug clashes and similar things an admin should see. */
@@ -74,8 +77,7 @@ export interface AppRegistryOptions {
   onElicitation?: (input: PendingInput) => void;
 }
 
-const PolicySchema = z.enum(["allow", "ask", "deny"]);
-const PoliciesPatch = z.record(z.string().min(1).max(256), PolicySchema.nullable());
+const PolicySchema = policySchema;
 const NameSchema = z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters");
 const RESERVED_CONNECTION_SLUGS = new Set(["call", "constructor", "prototype"]);
 const RESERVED_TOOL_SLUGS = ["constructor", "prototype"];
@@ -230,7 +232,7 @@ export class AppRegistry {
   /** Merges per-tool policy overrides; `null` removes an override (back to the annotation default). */
   async setPolicies(id: string, patch: unknown): Promise<ConnectionView> {
     const conn = this.require(id);
-    const parsed = PoliciesPatch.safeParse(patch);
+    const parsed = policiesPatchSchema.safeParse(patch);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const field = ["policies", ...(issue?.path ?? []).map(String)].join(".");
@@ -325,11 +327,11 @@ export class AppRegistry {
     const reserved = new Set(RESERVED_TOOL_SLUGS);
     if (conn.hasResources) {
       reserved.add("read_resource");
-      entries.push({ ...base, ...resourceBinding(conn), binding: `${connSlug}.read_resource`, policy: record.policies["resources/read"] ?? "allow" });
+      entries.push({ ...base, ...resourceBinding(conn), binding: `${connSlug}.read_resource`, policy: record.policies["resources/read"] ?? "allow", defaultPolicy: "allow" });
     }
     if (conn.prompts.length) {
       reserved.add("get_prompt");
-      entries.push({ ...base, ...promptBinding(conn), binding: `${connSlug}.get_prompt`, policy: record.policies["prompts/get"] ?? "allow" });
+      entries.push({ ...base, ...promptBinding(conn), binding: `${connSlug}.get_prompt`, policy: record.policies["prompts/get"] ?? "allow", defaultPolicy: "allow" });
     }
     const tools = [...conn.tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const toolSlugs = assignSlugs(
@@ -353,6 +355,7 @@ export class AppRegistry {
         ...(tool.outputSchema ? { outputSchema: tool.outputSchema as Record<string, unknown> } : {}),
         ...(tool.annotations ? { annotations: tool.annotations as Record<string, unknown> } : {}),
         policy: record.policies[tool.name] ?? (readOnly ? "allow" : "ask"),
+        defaultPolicy: readOnly ? "allow" : "ask",
       });
     });
     return entries.sort((a, b) => (a.binding < b.binding ? -1 : a.binding > b.binding ? 1 : 0));
@@ -397,6 +400,8 @@ export class AppRegistry {
           binding: e.binding,
           description: e.description,
           policy: e.policy,
+          defaultPolicy: e.defaultPolicy,
+          overridden: Object.hasOwn(record.policies, e.name),
           kind: e.kind,
           readOnlyHint: e.annotations?.readOnlyHint === true,
         })),

@@ -3,6 +3,7 @@
  * apps.use can read. Thin: the App registry does the work; this layer checks who may do it.
  */
 import { z } from "zod";
+import { policiesPatchSchema } from "@/contracts/connections";
 import { plainName } from "@/contracts/text";
 import { canonicalJson } from "@/worker/canonical-json";
 import { declarations } from "../apps/declarations";
@@ -14,7 +15,6 @@ import { checkAppCall } from "./capability";
 import { performAppCall } from "./code-runs";
 import { AppError, invalidInput, isAppError } from "./errors";
 
-const policy = z.enum(["allow", "ask", "deny"], { error: 'a policy must be "allow", "ask" or "deny"' });
 const addInput = z.object({
   name: plainName("name", 100),
   transport: z.unknown(),
@@ -25,7 +25,6 @@ const updateInput = z
     enabled: z.boolean({ error: "enabled must be true or false" }).optional(),
   })
   .strict();
-const policiesInput = z.record(z.string(), policy);
 
 /** Registry errors that are the caller's fault become BAD_REQUEST / NOT_FOUND with their message. */
 async function adminCall<T>(work: () => Promise<T>): Promise<T> {
@@ -68,7 +67,7 @@ export async function removeConnection(platform: Platform, principal: Principal 
 
 export async function setPolicies(platform: Platform, principal: Principal | null, id: string, input: unknown) {
   requirePermission(principal, "platform.admin");
-  const parsed = policiesInput.safeParse(input);
+  const parsed = policiesPatchSchema.safeParse(input);
   if (!parsed.success) throw invalidInput(parsed.error.issues);
   return adminCall(() => platform.apps.setPolicies(id, parsed.data));
 }

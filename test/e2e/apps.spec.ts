@@ -4,7 +4,7 @@
  * AppCallDenied. Screenshots of the admin pages are kept for a look.
  */
 import { expect, type Page, test } from "@playwright/test";
-import { newChat, patchSettings, signIn } from "./helpers";
+import { admin, newChat, patchSettings, signIn } from "./helpers";
 
 test.describe.configure({ mode: "serial" });
 test.beforeAll(async ({ request }) => {
@@ -98,4 +98,28 @@ test("screenshots of the admin settings page on a narrow window and in dark mode
   expect(overflow).toBeLessThanOrEqual(0);
   await page.screenshot({ path: "test-results/screenshots/admin-settings-narrow-dark.png", fullPage: true });
   await page.getByLabel("Theme").selectOption("system");
+});
+
+test("a tool's policy goes back to its default from Admin → Apps (and the API takes null)", async ({ page, request }) => {
+  await signIn(page);
+  await page.getByRole("link", { name: "Admin · Apps" }).click();
+  const app = page.getByRole("region", { name: "App Everything" });
+  const select = app.getByLabel("Policy of everything.echo");
+  await select.selectOption("deny");
+  await expect(select).toHaveValue("deny");
+  await select.selectOption({ label: "default (ask)" });
+  await expect(select).toHaveValue("");
+  const headers = admin;
+  type Listed = { name: string; id: string; tools: { name: string; policy: string; overridden: boolean }[] };
+  const listed = (await (await request.get("/v1/connections", { headers })).json()) as Listed[] | { connections: Listed[] };
+  const everything = (Array.isArray(listed) ? listed : listed.connections).find((c) => c.name === "Everything")!;
+  expect(everything.tools.find((t) => t.name === "echo")).toMatchObject({ policy: "ask", overridden: false });
+  const patched = await request.patch(`/v1/connections/${everything.id}/policies`, { headers, data: { echo: "allow" } });
+  expect(patched.status()).toBe(200);
+  const reset = await request.patch(`/v1/connections/${everything.id}/policies`, { headers, data: { echo: null } });
+  expect(reset.status()).toBe(200);
+  expect(((await reset.json()) as { tools: { name: string; policy: string }[] }).tools.find((t) => t.name === "echo")?.policy).toBe("ask");
+  const bad = await request.patch(`/v1/connections/${everything.id}/policies`, { headers, data: { echo: "maybe" } });
+  expect(bad.status()).toBe(400);
+  expect(((await bad.json()) as { error: { message: string } }).error.message).toContain('"allow", "ask" or "deny"');
 });
