@@ -24,5 +24,6 @@ export const ENCRYPTED_COLUMNS: readonly EncryptedColumn[] = [
   { table: "decisions", column: "request_enc", field: "request", idSql: "id", whereSql: "id = $2" },
   { table: "messages", column: "content_enc", field: "content", idSql: "id", whereSql: "id = $2" },
   { table: "vault_entries", column: "secret_enc", field: "secret", idSql: "name", whereSql: "name = $2" },
+  { table: "vault_retired_secrets", column: "secret_enc", field: "secret", idSql: "id", whereSql: "id = $2" },
   { table: "platform_secrets", column: "value_enc", field: "value", idSql: "name", whereSql: "name = $2" },
 ];

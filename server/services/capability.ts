@@ -1,5 +1,6 @@
 /**
- * The one capability check for every App call, whether a normal tool call or a call from a program:
+ * The one capability check for every App call — a program's call, the model's direct tool call, or a
+ * page reading App data (connections.ts `readAppData`):
  * the caller needs `apps.use`, then the tool's policy decides (action `apps.call`, target
  * `<connectionId>/<toolName>`); a call carrying a vault reference always needs a decision.
  */

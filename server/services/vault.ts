@@ -13,7 +13,7 @@
 import { z } from "zod";
 import type { ToolEntry } from "../apps/registry";
 import type { Platform } from "../platform";
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { type Principal, requirePermission } from "./auth";
 import { hasKind } from "../error-kind";
 import { AppError, invalidInput } from "./errors";
@@ -124,6 +124,7 @@ export async function rotateVaultEntry(platform: Platform, principal: Principal 
   const parsed = rotateInput.safeParse(input);
   if (!parsed.success) throw invalidInput(parsed.error.issues);
   const users = parsed.data.usableBy ? await knownUsers(platform, parsed.data.usableBy) : null;
+  await retire(platform, name);
   const rows = await platform.db.query<Row>(
     `update vault_entries set secret_enc = $2, allow = coalesce($3, allow), use_users = coalesce($5, use_users), use_roles = coalesce($6, use_roles), updated_at = $4
      where name = $1 returning *`,
@@ -154,6 +155,20 @@ export async function setVaultAccess(platform: Platform, principal: Principal | 
   return view(rows[0]);
 }
 
+/** Keeps the entry's current secret so App answers go on hiding it after a rotation or deletion. */
+async function retire(platform: Platform, name: string): Promise<void> {
+  const row = (await platform.db.query<Row>("select * from vault_entries where name = $1", [name]))[0];
+  if (!row) return;
+  const id = `vrs_${randomUUID()}`;
+  const secret = platform.open(`vault_entries:${name}:secret`, row.secret_enc);
+  await platform.db.query("insert into vault_retired_secrets (id, name, secret_enc, retired_at) values ($1, $2, $3, $4)", [
+    id,
+    name,
+    platform.seal(`vault_retired_secrets:${id}:secret`, secret),
+    Date.now(),
+  ]);
+}
+
 /** The listed users must exist (a typo would silently lock everyone out). */
 async function knownUsers(platform: Platform, input: VaultEntryView["usableBy"]): Promise<VaultEntryView["usableBy"]> {
   const users = [...new Set(input.users)];
@@ -173,6 +188,7 @@ export function mayUse(entry: Pick<VaultEntryView, "usableBy">, principal: Princ
 export async function removeVaultEntry(platform: Platform, principal: Principal | null, name: string): Promise<{ ok: true }> {
   requirePermission(principal, "platform.admin");
   checkName(name);
+  await retire(platform, name);
   const rows = await platform.db.query("delete from vault_entries where name = $1 returning name", [name]);
   if (!rows.length) throw new AppError("NOT_FOUND", "No such vault entry.");
   return { ok: true };
@@ -245,19 +261,24 @@ interface SecretCache {
 const caches: WeakMap<Platform, SecretCache> = ((globalThis as { __openbotVaultSecrets?: WeakMap<Platform, SecretCache> }).__openbotVaultSecrets ??= new WeakMap());
 
 /**
- * Every entry's secret with its marker. Decrypted once and kept until the vault changes: each call reads
- * only the entries' names and a digest of their ciphertexts (a rotation reseals, so the digest moves),
- * which also notices changes made by another instance sharing the database.
+ * Every entry's secret (and every rotated-out or deleted one) with its marker. Decrypted once and kept
+ * until the vault changes: each call reads only the rows' ids and a digest of their ciphertexts (a
+ * rotation reseals, so the digest moves), which also notices changes made by another instance.
  */
 export async function knownSecrets(platform: Platform): Promise<Substituted["secrets"]> {
-  const rows = await platform.db.query<{ name: string; digest: string }>("select name, md5(secret_enc) as digest from vault_entries order by name");
-  const fingerprint = createHash("sha256").update(rows.map((r) => `${r.name}:${r.digest}`).join("\n")).digest("hex");
+  const rows = await platform.db.query<{ id: string; digest: string }>(
+    `select 'e:' || name as id, md5(secret_enc) as digest from vault_entries
+     union all select 'r:' || id, md5(secret_enc) from vault_retired_secrets order by id`,
+  );
+  const fingerprint = createHash("sha256").update(rows.map((r) => `${r.id}:${r.digest}`).join("\n")).digest("hex");
   const cached = caches.get(platform);
   if (cached?.fingerprint === fingerprint) return cached.secrets;
-  const full = await platform.db.query<{ name: string; secret_enc: string }>("select name, secret_enc from vault_entries order by name");
-  const secrets = full
-    .map((r) => ({ secret: JSON.parse(platform.open(`vault_entries:${r.name}:secret`, r.secret_enc)) as string, hidden: hiddenOf(r.name) }))
-    .filter((s) => s.secret.length > 0);
+  const current = await platform.db.query<{ name: string; secret_enc: string }>("select name, secret_enc from vault_entries");
+  const retired = await platform.db.query<{ id: string; name: string; secret_enc: string }>("select id, name, secret_enc from vault_retired_secrets");
+  const secrets = [
+    ...current.map((r) => ({ secret: JSON.parse(platform.open(`vault_entries:${r.name}:secret`, r.secret_enc)) as string, hidden: hiddenOf(r.name) })),
+    ...retired.map((r) => ({ secret: JSON.parse(platform.open(`vault_retired_secrets:${r.id}:secret`, r.secret_enc)) as string, hidden: hiddenOf(r.name) })),
+  ].filter((s) => s.secret.length > 0);
   caches.set(platform, { fingerprint, secrets });
   return secrets;
 }

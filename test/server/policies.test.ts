@@ -11,12 +11,8 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-const toolOf = (views: { name: string; tools: { name: string }[] }[], tool: string) =>
-  views.find((c) => c.name === "Work calendar")!.tools.find((x) => x.name === tool) as {
-    policy: string;
-    defaultPolicy: string;
-    overridden: boolean;
-  };
+type View = { name: string; tools: { name: string; policy: string; defaultPolicy: string; overridden: boolean }[] };
+const toolOf = (views: View[], tool: string) => views.find((c) => c.name === "Work calendar")!.tools.find((x) => x.name === tool);
 
 describe("tool policies", () => {
   it("an override set to null goes back to the annotation default", async () => {

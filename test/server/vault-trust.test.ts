@@ -99,15 +99,19 @@ return r.structuredContent.body`,
     expect((record.result as { value: string }).value).toBe("token ⟦hidden:notes/token⟧");
   });
 
-  it("a rotated secret is hidden too (the cache follows vault changes)", async () => {
+  it("a rotated secret is hidden, and so is the old one; a deleted entry's secret stays hidden", async () => {
     const caller = t.caller(t.admin);
     const next = "nts_RotatedSecret_99aa01";
+    const gone = "del_DeletedSecret_31c9";
     await caller.vault.rotate({ name: "notes/token", secret: next });
-    await t.platform.db.query("update notes set body = $1 where id = $2", [`rotated ${next}`, noteId]);
+    await caller.vault.create({ name: "soon/gone", secret: gone });
+    await caller.vault.remove({ name: "soon/gone" });
+    await t.platform.db.query("update notes set body = $1 where id = $2", [`new ${next} old ${SECRET} gone ${gone}`, noteId]);
     const chat = await caller.chats.create({});
     const record = await caller.codeRuns.runOnServer({ chatId: chat.id, code: `return (await apps.notes.read_note({ id: ${JSON.stringify(noteId)} })).structuredContent.body` });
-    expect((record.result as { value: string }).value).toBe("rotated ⟦hidden:notes/token⟧");
+    expect((record.result as { value: string }).value).toBe("new ⟦hidden:notes/token⟧ old ⟦hidden:notes/token⟧ gone ⟦hidden:soon/gone⟧");
     await caller.vault.rotate({ name: "notes/token", secret: SECRET });
+    await t.platform.db.query("update notes set body = $1 where id = $2", [`token ${SECRET}`, noteId]);
   });
 
   it("secrets shorter than 8 characters are refused with a clear message", async () => {
