@@ -26,11 +26,12 @@ const OUTPUT_MAX = CODE_MODE_RANGES.outputBytes.max;
 export const FAILURE_MESSAGE_MAX_CHARS = 8000;
 /** Call indexes are stored as 32-bit integers. */
 const callIndex = z.number().int().min(0).max(2_147_483_647);
-const id = (name: string) => z.string({ error: `${name} must be a string` }).min(1, `${name} is required`).max(200, `${name} is too long`);
+/** An id a client names (run, chat, turn): bounded like every string a client sends. */
+export const idField = (name: string) => z.string({ error: `${name} must be a string` }).min(1, `${name} is required`).max(200, `${name} is too long`);
 
 /** One nested call from a page's worker (`codeRuns.appCall`). */
 export const appCallInput = z.object({
-  runId: id("runId"),
+  runId: idField("runId"),
   attempt: z.number().int().min(1),
   index: callIndex,
   binding: z.string().max(300),
@@ -57,7 +58,7 @@ export const runOutcomeInput = z.discriminatedUnion("status", [
   z.object({ status: z.literal("waiting"), index: callIndex, logs, output, completionOrder }),
 ]);
 /** The end of an attempt as its page host reports it (`codeRuns.finish`). */
-export const finishRunInput = z.object({ runId: id("runId"), attempt: z.number().int().min(1), outcome: runOutcomeInput });
+export const finishRunInput = z.object({ runId: idField("runId"), attempt: z.number().int().min(1), outcome: runOutcomeInput });
 
 export interface AppOperationView {
   id: string;

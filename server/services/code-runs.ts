@@ -807,7 +807,14 @@ export async function runTicketOnServer(
       onLog: (line) => ctx.platform.events.emit("run-log", { runId: ticket.runId, line }),
       signal: controller.signal,
     });
-    return await finishRun(ctx, ticket.runId, ticket.attempt, outcome);
+    try {
+      return await finishRun(ctx, ticket.runId, ticket.attempt, outcome);
+    } catch (error) {
+      // The runner's own report out of bounds is a bug, but the run must still end.
+      if ((error as { code?: unknown }).code !== "BAD_REQUEST") throw error;
+      await failRun(ctx, ticket.runId, "Unavailable", `The runner's report was refused: ${(error as Error).message}`, []);
+      return await getRun(ctx, ticket.runId);
+    }
   } finally {
     controller.signal.removeEventListener("abort", leaveQueue);
     held?.release();

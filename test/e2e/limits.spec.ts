@@ -67,6 +67,38 @@ test("server runs beyond the per-person cap queue (shown as Queued), beyond the 
   }
 });
 
+test("a queued run shows as Queued on its card and in the runs filter, and can be cancelled before it starts", async ({ page, request }) => {
+  await patchSettings(request, { codeMode: { timeoutMs: 30000, maxServerRunsPerUser: 1, maxQueuedRunsPerUser: 4 } });
+  try {
+    await signIn(page);
+    const chatId = await newChat(page);
+    const statusOf = async (reason: string) => {
+      const runs = (await (await request.get(`/v1/chats/${chatId}/code-runs`, { headers: admin })).json()) as { reason: string; status: string }[];
+      return runs.find((r) => r.reason === reason)?.status;
+    };
+    const start = (reason: string) => request.post(`/v1/chats/${chatId}/code-runs`, { headers: admin, data: { code: "for (;;) {}", reason } });
+    const first = start("first spin");
+    await expect.poll(() => statusOf("first spin")).toBe("Running");
+    const second = start("second spin");
+    await expect.poll(() => statusOf("second spin")).toBe("Queued");
+    await page.reload();
+    await expect(page.getByTestId("run-card").filter({ hasText: "first spin" })).toHaveAttribute("data-status", "Running");
+    const queued = page.getByTestId("run-card").filter({ hasText: "second spin" });
+    await expect(queued).toHaveAttribute("data-status", "Queued");
+    await expect(queued.getByTestId("run-status")).toHaveText("Queued");
+    await expect(queued.getByTestId("run-queued")).toContainText("Waiting for a free place on the server runner");
+    await queued.getByRole("button", { name: "Cancel run" }).click();
+    await expect(queued).toHaveAttribute("data-status", "Cancelled");
+    expect((await (await second).json()).status).toBe("Cancelled");
+    await page.getByTestId("run-card").filter({ hasText: "first spin" }).getByRole("button", { name: "Cancel run" }).click();
+    expect((await (await first).json()).status).toBe("Cancelled");
+    await page.getByRole("link", { name: "All code runs" }).click();
+    await expect(page.getByLabel("Status filter").locator("option", { hasText: "Queued" })).toHaveCount(1);
+  } finally {
+    await patchSettings(request, { codeMode: { timeoutMs: 10000, maxServerRunsPerUser: 2, maxQueuedRunsPerUser: 16 } });
+  }
+});
+
 test("the caps are settings: shown in Admin · Settings with their ranges, out-of-range values named", async ({ page, request }) => {
   const bad = await request.patch("/v1/platform/settings", {
     headers: admin,

@@ -73,6 +73,20 @@ describe("what a page reports at the end of a run", () => {
     expect(fine.status).toBe("Completed");
   });
 
+  it("bounds the ids and the arguments a page sends", async () => {
+    const caller = t.caller(member);
+    const long = "x".repeat(10_000);
+    for (const p of [caller.codeRuns.byId({ id: long }), caller.codeRuns.listByChat({ chatId: long }), caller.turns.byId({ turnId: long })]) {
+      const error = await errorOf(p);
+      expect(error?.code).toBe("BAD_REQUEST");
+      expect(error?.message).toContain("is too long");
+    }
+    const { runId, attempt } = await pageRunWithCalls(0);
+    const huge = await errorOf(caller.codeRuns.appCall({ runId, attempt, index: 0, binding: "work_calendar.list_events", argsJson: " ".repeat(8 * 1024 * 1024 + 1) }));
+    expect(huge?.code).toBe("BAD_REQUEST");
+    expect(huge?.message).toContain("argsJson must be at most");
+  });
+
   it("stores the completion order in one statement, whatever its length", async () => {
     const { caller, runId, attempt } = await pageRunWithCalls(30);
     const order = Array.from({ length: 30 }, (_, i) => 29 - i);

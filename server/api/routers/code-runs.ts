@@ -1,7 +1,7 @@
 import { on } from "node:events";
 import { z } from "zod";
 import { readableChat } from "../../services/chats";
-import { appCallInput, finishRunInput } from "@/contracts/code-run";
+import { appCallInput, finishRunInput, idField } from "@/contracts/code-run";
 import { cancelRun, claimForPage, finishRun, getRun, handleCall, listRuns, runOnServer, startRun } from "../../services/code-runs";
 import { createTRPCRouter, publicProcedure } from "../trpc";
 
@@ -17,15 +17,15 @@ export const codeRunsRouter = createTRPCRouter({
     .mutation(({ ctx, input }) => finishRun(ctx, input.runId, input.attempt, input.outcome)),
   /** A page takes a turn's program to run in its worker; null when another host has it. */
   claim: publicProcedure
-    .input(z.object({ runId: z.string(), attempt: z.number().int() }))
+    .input(z.object({ runId: idField("runId"), attempt: z.number().int().min(1) }))
     .mutation(({ ctx, input }) => claimForPage(ctx, input.runId, input.attempt)),
   /** Runs a program on the server runner (no browser). */
   runOnServer: publicProcedure.input(z.unknown()).mutation(({ ctx, input }) => runOnServer(ctx, input)),
-  cancel: publicProcedure.input(z.object({ id: z.string() })).mutation(({ ctx, input }) => cancelRun(ctx, input.id)),
-  byId: publicProcedure.input(z.object({ id: z.string() })).query(({ ctx, input }) => getRun(ctx, input.id)),
-  listByChat: publicProcedure.input(z.object({ chatId: z.string() })).query(({ ctx, input }) => listRuns(ctx, input.chatId)),
+  cancel: publicProcedure.input(z.object({ id: idField("id") })).mutation(({ ctx, input }) => cancelRun(ctx, input.id)),
+  byId: publicProcedure.input(z.object({ id: idField("id") })).query(({ ctx, input }) => getRun(ctx, input.id)),
+  listByChat: publicProcedure.input(z.object({ chatId: idField("chatId") })).query(({ ctx, input }) => listRuns(ctx, input.chatId)),
   /** Live: a notice each time a run of the chat changes (status, a call, its result); read the record then. */
-  onChange: publicProcedure.input(z.object({ chatId: z.string() })).subscription(async function* ({ ctx, input, signal }) {
+  onChange: publicProcedure.input(z.object({ chatId: idField("chatId") })).subscription(async function* ({ ctx, input, signal }) {
     await readableChat(ctx.platform.db, ctx.principal, input.chatId);
     const runsOfChat = new Set((await ctx.platform.db.query<{ id: string }>("select id from code_runs where chat_id = $1", [input.chatId])).map((r) => r.id));
     for await (const [event] of on(ctx.platform.events, "run", { signal })) {
@@ -35,7 +35,7 @@ export const codeRunsRouter = createTRPCRouter({
     }
   }),
   /** Live log lines of the chat's runs on the server runner, as they happen. */
-  onLog: publicProcedure.input(z.object({ chatId: z.string() })).subscription(async function* ({ ctx, input, signal }) {
+  onLog: publicProcedure.input(z.object({ chatId: idField("chatId") })).subscription(async function* ({ ctx, input, signal }) {
     await readableChat(ctx.platform.db, ctx.principal, input.chatId);
     const isMine = new Map<string, boolean>();
     for await (const [event] of on(ctx.platform.events, "run-log", { signal })) {
