@@ -1,101 +1,171 @@
 /**
- * `npm run bench:sandbox`: medians for the sandbox engine (dist/worker/engine.mjs, built by
- * build-worker.mjs) in this process, printed with the machine and the targets from issue 3. Measures
- * module load, run start, one bridge round trip, 1000 calls in Promise.all, the replay of a 100-call run,
- * and the memory of an idle runtime. Informational only: nothing here fails on a slow machine.
+ * `npm run bench:sandbox`: the six workloads of issue 16 through bare quickjs-emscripten (the floor, measured
+ * in this same run), the in-process engine (dist/worker/engine.mjs) and the server path (SandboxSupervisor
+ * over Node worker threads, dist/worker/{supervisor,node-port}.mjs), as per-workload medians and ratios, with
+ * the issue's fixed peer figures and goals. `-- --browser` runs the page path in Chromium instead
+ * (scripts/bench-sandbox-browser.mjs). Informational only: nothing here fails on a slow machine.
  */
 import os from "node:os";
-import { newQuickJSWASMModuleFromVariant, newVariant } from "quickjs-emscripten-core";
+import { newQuickJSWASMModuleFromVariant, newVariant, QuickJSRuntime } from "quickjs-emscripten-core";
 import RELEASE_SYNC from "@jitl/quickjs-wasmfile-release-sync";
-import { loadEngine } from "../dist/worker/engine.mjs";
+import { WORKLOADS, ROWS_JSON, PEERS, goalOf, median, fmt, printTable } from "./bench-workloads.mjs";
 
-const LIMITS = { timeoutMs: 10_000, memoryMb: 64, outputBytes: 1 << 20, maxPendingCalls: 128 };
-const input = (code, extra = {}) => ({ code, time: 0, seed: 1, limits: LIMITS, bindings: ["bench.echo"], vaultNames: [], ...extra });
-const instant = { call: async (req) => ({ type: "ok", resultJson: req.argsJson }) };
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
+if (process.argv.includes("--browser")) {
+  await import("./bench-sandbox-browser.mjs");
+} else {
+  await main();
 }
-/** Median time of `fn` over `n` runs; with `idle`, the engine gets a few ms of idle time before each run. */
-async function sample(n, fn, idle = false) {
-  const times = [];
-  for (let i = 0; i < n; i++) {
-    if (idle) await new Promise((resolve) => setTimeout(resolve, 2));
-    const started = performance.now();
-    await fn(i);
-    times.push(performance.now() - started);
+
+async function main() {
+  const { loadEngine } = await import("../dist/worker/engine.mjs");
+  const { SandboxSupervisor } = await import("../dist/worker/supervisor.mjs");
+  const { spawnNodeWorker } = await import("../dist/worker/node-port.mjs");
+
+  const LIMITS = { timeoutMs: 10_000, memoryMb: 64, outputBytes: 1 << 20, maxPendingCalls: 128 };
+  const input = (code) => ({ code, time: 0, seed: 1, limits: LIMITS, bindings: ["bench.echo", "bench.rows", "bench.slow"], vaultNames: [] });
+  const answer = (binding, argsJson) => {
+    if (binding === "bench.rows") return Promise.resolve({ type: "ok", resultJson: ROWS_JSON });
+    if (binding === "bench.slow") return new Promise((resolve) => setTimeout(() => resolve({ type: "ok", resultJson: "{\"ok\":true}" }), 20));
+    return Promise.resolve({ type: "ok", resultJson: argsJson });
+  };
+  const handlers = { call: (req) => answer(req.binding, req.argsJson) };
+  const completed = async (promise) => {
+    const outcome = await promise;
+    if (outcome.status !== "completed") throw new Error(`bench run failed: ${JSON.stringify(outcome).slice(0, 300)}`);
+    return outcome;
+  };
+
+  // Bare quickjs-emscripten: a fresh runtime + context per run, one host function, nothing else.
+  const bareModule = await newQuickJSWASMModuleFromVariant(
+    newVariant(RELEASE_SYNC, { wasmMemory: new WebAssembly.Memory({ initial: 72 * 16, maximum: 72 * 16 }) }),
+  );
+  const bareRun = (code) =>
+    new Promise((resolve, reject) => {
+      const runtime = bareModule.newRuntime();
+      const ctx = runtime.newContext();
+      let settled = false;
+      const check = (promise) => {
+        const state = ctx.getPromiseState(promise);
+        if (state.type === "pending") return;
+        settled = true;
+        const text = state.type === "fulfilled" ? ctx.getString(state.value) : undefined;
+        (state.value ?? state.error).dispose();
+        promise.dispose();
+        ctx.dispose();
+        runtime.dispose();
+        text === undefined ? reject(new Error("bare run failed")) : resolve(text);
+      };
+      let program;
+      const call = ctx.newFunction("call", (bindingHandle, argsHandle) => {
+        const deferred = ctx.newPromise();
+        answer(ctx.getString(bindingHandle), ctx.getString(argsHandle)).then((result) => {
+          if (settled) return;
+          const value = ctx.newString(result.resultJson);
+          deferred.resolve(value);
+          value.dispose();
+          deferred.dispose();
+          runtime.executePendingJobs();
+          check(program);
+        });
+        return deferred.handle;
+      });
+      ctx.setProp(ctx.global, "call", call);
+      call.dispose();
+      const source = `(async () => {
+        const bind = (name) => async (args) => JSON.parse(await call(name, JSON.stringify(args)));
+        const apps = { bench: { echo: bind("bench.echo"), rows: bind("bench.rows"), slow: bind("bench.slow") } };
+        return JSON.stringify(await (async () => { ${code} })());
+      })()`;
+      const result = ctx.evalCode(source);
+      if (result.error) {
+        result.error.dispose();
+        reject(new Error("bare eval failed"));
+        return;
+      }
+      program = result.value;
+      runtime.executePendingJobs();
+      check(program);
+    });
+
+  const engine = await loadEngine({ preloadMemoryMb: LIMITS.memoryMb });
+  const inProcess = (code) => completed(engine.run(input(code), handlers));
+  const supervisor = new SandboxSupervisor({ spawn: spawnNodeWorker, maxWorkers: 8 });
+  const rssBefore = process.memoryUsage().rss;
+  await supervisor.prewarm?.(LIMITS, 8);
+  const rssPerWorker = (process.memoryUsage().rss - rssBefore) / 8;
+  const server = (code) => completed(supervisor.run(input(code), handlers));
+
+  const systems = { bare: bareRun, inProcess, server };
+  const results = {};
+  for (const workload of WORKLOADS) {
+    results[workload.name] = {};
+    for (const [system, runOne] of Object.entries(systems)) {
+      const once = workload.parallel
+        ? () => Promise.all(Array.from({ length: workload.parallel }, () => runOne(workload.code)))
+        : () => runOne(workload.code);
+      for (let i = 0; i < workload.warm; i++) await once();
+      const times = [];
+      for (let i = 0; i < workload.n; i++) {
+        const started = performance.now();
+        await once();
+        times.push(performance.now() - started);
+      }
+      results[workload.name][system] = median(times);
+    }
   }
-  return median(times);
+
+  // Memory: QuickJS heap in use when each run ends (in-process engine and bare, same QuickJS build), by
+  // recording the runtime's usage just before it is disposed; a separate untimed pass.
+  const memory = {};
+  const originalDispose = QuickJSRuntime.prototype.dispose;
+  let lastUsed = 0;
+  QuickJSRuntime.prototype.dispose = function dispose() {
+    try {
+      const handle = this.computeMemoryUsage();
+      const usage = this.getSystemContext().dump(handle);
+      handle.dispose();
+      if (usage) lastUsed = usage.memory_used_size;
+    } catch {
+      // Not measurable for this runtime.
+    }
+    return originalDispose.call(this);
+  };
+  for (const workload of WORKLOADS) {
+    memory[workload.name] = {};
+    for (const [system, runOne] of [["bare", bareRun], ["inProcess", inProcess]]) {
+      lastUsed = 0;
+      await runOne(workload.code);
+      memory[workload.name][system] = lastUsed;
+    }
+  }
+  QuickJSRuntime.prototype.dispose = originalDispose;
+  supervisor.dispose();
+
+  const cpu = os.cpus()[0]?.model ?? "unknown cpu";
+  console.log(`machine: ${cpu}, ${os.cpus().length} cores, load ${os.loadavg()[0].toFixed(2)}, node ${process.version}`);
+  console.log("medians in ms; ×bare = ratio to bare quickjs-emscripten measured in this run; peer = issue 16's fixed figure\n");
+  const table = [["workload", "bare", "in-process", "×bare", "server", "×bare", "peer", "goal", "in-proc", "server", "heap/run bare → ours"]];
+  for (const workload of WORKLOADS) {
+    const r = results[workload.name];
+    const goal = goalOf(workload.name, r.bare);
+    const peer = PEERS[workload.name];
+    const mark = (ours) => `${fmt(goal.ratio(ours), 2)} ${goal.ratio(ours) <= goal.max ? "ok" : "MISS"}`;
+    const m = memory[workload.name];
+    table.push([
+      workload.label,
+      fmt(r.bare),
+      fmt(r.inProcess),
+      fmt(r.inProcess / r.bare, 2),
+      fmt(r.server),
+      fmt(r.server / r.bare, 2),
+      fmt(peer),
+      goal.text,
+      mark(r.inProcess),
+      mark(r.server),
+      `${Math.round(m.bare / 1024)} → ${Math.round(m.inProcess / 1024)} KiB`,
+    ]);
+  }
+  printTable(table);
+  console.log(`\nin-proc / server columns: ours against the goal (${"ours/peer or ours/bare"}), "ok" when within it`);
+  console.log(`server path: each pooled worker thread adds ${fmt(rssPerWorker / 1048576, 1)} MiB of process RSS when idle (8 prewarmed)`);
 }
-async function expectCompleted(promise) {
-  const outcome = await promise;
-  if (outcome.status !== "completed") throw new Error(`bench run failed: ${JSON.stringify(outcome).slice(0, 300)}`);
-  return outcome;
-}
-
-const rows = [];
-const row = (name, value, unit, target) => rows.push([name, `${value.toFixed(unit === "ms" ? 2 : 1)} ${unit}`, target]);
-
-const moduleLoad = await sample(5, async (i) => {
-  const pages = (24 + i) * 16;
-  const wasmMemory = new WebAssembly.Memory({ initial: pages, maximum: pages });
-  await newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmMemory }));
-});
-row("module load (fresh WebAssembly instance)", moduleLoad, "ms", "—");
-
-const engine = await loadEngine({ preloadMemoryMb: LIMITS.memoryMb });
-for (let i = 0; i < 20; i++) await expectCompleted(engine.run(input("return 1"), instant));
-const trivial = () => expectCompleted(engine.run(input("return 1"), instant));
-const start = await sample(300, trivial, true);
-row("run start (runtime + context + prelude + trivial program + dispose)", start, "ms", "≤ 1 ms");
-const backToBack = await sample(300, trivial);
-row("  same, runs back to back (no idle time to prepare a context)", backToBack, "ms", "—");
-const logging = await sample(100, () => expectCompleted(engine.run(input("console.log({ a: [1] }, new Date().toString()); return 1"), instant)), true);
-row("  same, program logs an object and a Date string (lazy parts)", logging, "ms", "—");
-
-const roundTrips = 2000;
-const sequential = await sample(5, () =>
-  expectCompleted(engine.run(input(`for (let i = 0; i < ${roundTrips}; i++) await apps.bench.echo({ i }); return 1;`), instant)),
-);
-row("one bridge round trip (sequential awaits, in-process)", ((sequential - backToBack) / roundTrips) * 1000, "µs", "≤ 50 µs");
-
-const parallel = await sample(5, () =>
-  expectCompleted(
-    engine.run(input(`const r = await Promise.all(Array.from({ length: 1000 }, (_, i) => apps.bench.echo({ i }))); return r.length;`), instant),
-  ),
-);
-row("1000 calls in Promise.all (instant host, maxPendingCalls 128)", parallel, "ms", "—");
-
-const hundred = `const r = await Promise.all(Array.from({ length: 50 }, (_, i) => apps.bench.echo({ i })));
-  for (let i = 0; i < 50; i++) r.push(await apps.bench.echo({ j: i })); return r.length;`;
-const recorded = [];
-const live = await expectCompleted(
-  engine.run(input(hundred), {
-    call: async (req) => {
-      const outcome = { type: "ok", resultJson: req.argsJson };
-      recorded.push({ ...req, outcome });
-      return outcome;
-    },
-  }),
-);
-const replay = { calls: recorded, completionOrder: live.completionOrder };
-const never = { call: async () => ({ type: "stop", reason: "Unavailable", message: "replay must not call" }) };
-const replayed = await sample(20, () => expectCompleted(engine.run(input(hundred, { replay }), never)));
-row("replay of a 100-call run", replayed, "ms", "≤ 20 ms");
-
-const idle = await newQuickJSWASMModuleFromVariant(RELEASE_SYNC);
-const runtime = idle.newRuntime();
-const context = runtime.newContext();
-const usageHandle = runtime.computeMemoryUsage();
-const usage = context.dump(usageHandle);
-usageHandle.dispose();
-row("memory per idle runtime + context (QuickJS memory_used_size)", usage.memory_used_size / 1024, "KiB", "—");
-context.dispose();
-runtime.dispose();
-
-const cpu = os.cpus()[0]?.model ?? "unknown cpu";
-console.log(`machine: ${cpu}, ${os.cpus().length} cores, node ${process.version}, ${os.platform()} ${os.arch()}`);
-const width = Math.max(...rows.map((r) => r[0].length));
-console.log(`${"measure".padEnd(width)}  ${"median".padStart(12)}  target`);
-for (const [name, value, target] of rows) console.log(`${name.padEnd(width)}  ${value.padStart(12)}  ${target}`);
