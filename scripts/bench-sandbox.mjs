@@ -6,7 +6,7 @@
  * (scripts/bench-sandbox-browser.mjs). Informational only: nothing here fails on a slow machine.
  */
 import os from "node:os";
-import { newQuickJSWASMModuleFromVariant, newVariant, QuickJSRuntime } from "quickjs-emscripten-core";
+import { newQuickJSWASMModuleFromVariant, newVariant } from "quickjs-emscripten-core";
 import RELEASE_SYNC from "@jitl/quickjs-wasmfile-release-sync";
 import { WORKLOADS, ROWS_JSON, PEERS, goalOf, median, fmt, printTable } from "./bench-workloads.mjs";
 
@@ -60,12 +60,17 @@ async function main() {
         const deferred = ctx.newPromise();
         answer(ctx.getString(bindingHandle), ctx.getString(argsHandle)).then((result) => {
           if (settled) return;
-          const value = ctx.newString(result.resultJson);
-          deferred.resolve(value);
-          value.dispose();
-          deferred.dispose();
-          runtime.executePendingJobs();
-          check(program);
+          try {
+            const value = ctx.newString(result.resultJson);
+            deferred.resolve(value);
+            value.dispose();
+            deferred.dispose();
+            runtime.executePendingJobs();
+            check(program);
+          } catch (error) {
+            settled = true;
+            reject(error);
+          }
         });
         return deferred.handle;
       });
@@ -91,60 +96,75 @@ async function main() {
   const inProcess = (code) => completed(engine.run(input(code), handlers));
   const supervisor = new SandboxSupervisor({ spawn: spawnNodeWorker, maxWorkers: 8 });
   const rssBefore = process.memoryUsage().rss;
-  await supervisor.prewarm?.(LIMITS, 8);
+  await supervisor.prewarm(LIMITS, 8);
   const rssPerWorker = (process.memoryUsage().rss - rssBefore) / 8;
   const server = (code) => completed(supervisor.run(input(code), handlers));
 
-  const systems = { bare: bareRun, inProcess, server };
+  // The three systems take turns within each iteration (order rotating), so a load change on this shared
+  // machine hits all three alike and the ratios stay comparable; each turn is two runs back to back and
+  // only the second is timed (no idle time before it, as on a busy server).
+  const systems = Object.entries({ bare: bareRun, inProcess, server });
   const results = {};
   for (const workload of WORKLOADS) {
-    results[workload.name] = {};
-    for (const [system, runOne] of Object.entries(systems)) {
-      const once = workload.parallel
-        ? () => Promise.all(Array.from({ length: workload.parallel }, () => runOne(workload.code)))
-        : () => runOne(workload.code);
-      for (let i = 0; i < workload.warm; i++) await once();
-      const times = [];
-      for (let i = 0; i < workload.n; i++) {
+    const once = (runOne) =>
+      workload.parallel ? Promise.all(Array.from({ length: workload.parallel }, () => runOne(workload.code))) : runOne(workload.code);
+    const times = Object.fromEntries(systems.map(([name]) => [name, []]));
+    for (let i = 0; i < workload.warm + workload.n; i++) {
+      for (let k = 0; k < systems.length; k++) {
+        const [name, runOne] = systems[(i + k) % systems.length];
+        // Twice in a row, the second timed: a busy server never idles between runs.
+        await once(runOne);
         const started = performance.now();
-        await once();
-        times.push(performance.now() - started);
+        await once(runOne);
+        if (i >= workload.warm) times[name].push(performance.now() - started);
       }
-      results[workload.name][system] = median(times);
     }
+    results[workload.name] = Object.fromEntries(systems.map(([name]) => [name, median(times[name])]));
   }
 
-  // Memory: QuickJS heap in use when each run ends (in-process engine and bare, same QuickJS build), by
-  // recording the runtime's usage just before it is disposed; a separate untimed pass.
+  // Memory: peak QuickJS heap per run (in-process engine and bare, same QuickJS build): the smallest
+  // runtime memory limit (QuickJS's own malloc accounting) under which the run still completes, found by
+  // bisection in an untimed pass with every new runtime given that limit.
   const memory = {};
-  const originalDispose = QuickJSRuntime.prototype.dispose;
-  let lastUsed = 0;
-  QuickJSRuntime.prototype.dispose = function dispose() {
+  const moduleClass = Object.getPrototypeOf(bareModule);
+  const { newRuntime } = moduleClass;
+  let limit = 0;
+  moduleClass.newRuntime = function (...args) {
+    const runtime = newRuntime.apply(this, args);
+    if (limit > 0) runtime.setMemoryLimit(limit);
+    return runtime;
+  };
+  const succeeds = async (runOne, code, bytes) => {
+    limit = bytes;
     try {
-      const handle = this.computeMemoryUsage();
-      const usage = this.getSystemContext().dump(handle);
-      handle.dispose();
-      if (usage) lastUsed = usage.memory_used_size;
+      await runOne(code);
+      return true;
     } catch {
-      // Not measurable for this runtime.
+      return false;
+    } finally {
+      limit = 0;
     }
-    return originalDispose.call(this);
   };
   for (const workload of WORKLOADS) {
     memory[workload.name] = {};
     for (const [system, runOne] of [["bare", bareRun], ["inProcess", inProcess]]) {
-      lastUsed = 0;
-      await runOne(workload.code);
-      memory[workload.name][system] = lastUsed;
+      let low = 16 * 1024;
+      let high = 64 * 1048576;
+      while (high - low > 4096) {
+        const mid = Math.floor((low + high) / 2);
+        if (await succeeds(runOne, workload.code, mid)) high = mid;
+        else low = mid;
+      }
+      memory[workload.name][system] = high;
     }
   }
-  QuickJSRuntime.prototype.dispose = originalDispose;
+  moduleClass.newRuntime = newRuntime;
   supervisor.dispose();
 
   const cpu = os.cpus()[0]?.model ?? "unknown cpu";
   console.log(`machine: ${cpu}, ${os.cpus().length} cores, load ${os.loadavg()[0].toFixed(2)}, node ${process.version}`);
   console.log("medians in ms; ×bare = ratio to bare quickjs-emscripten measured in this run; peer = issue 16's fixed figure\n");
-  const table = [["workload", "bare", "in-process", "×bare", "server", "×bare", "peer", "goal", "in-proc", "server", "heap/run bare → ours"]];
+  const table = [["workload", "bare", "in-process", "×bare", "server", "×bare", "peer", "goal", "in-proc", "server", "peak heap/run bare → ours"]];
   for (const workload of WORKLOADS) {
     const r = results[workload.name];
     const goal = goalOf(workload.name, r.bare);

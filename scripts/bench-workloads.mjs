@@ -9,29 +9,29 @@ export const ROWS_JSON = JSON.stringify(
 );
 
 export const WORKLOADS = [
-  { name: "start", label: "start (return 1+1)", code: "return 1+1", n: 300, warm: 30 },
+  { name: "start", label: "start (return 1+1)", code: "return 1+1", n: 150, warm: 15 },
   {
     name: "fanout",
     label: "fanout (10 parallel calls)",
     code: "const r = await Promise.all(Array.from({ length: 10 }, (_, i) => apps.bench.echo({ i }))); return r.length;",
-    n: 200,
-    warm: 20,
+    n: 100,
+    warm: 10,
   },
   {
     name: "sequential",
     label: "sequential (20 awaited calls)",
     code: "let n = 0; for (let i = 0; i < 20; i++) n += (await apps.bench.echo({ i })).i; return n;",
-    n: 200,
-    warm: 20,
+    n: 100,
+    warm: 10,
   },
-  { name: "bigresult", label: "bigresult (5,000 rows)", code: "const rows = await apps.bench.rows({ n: 5000 }); return rows;", n: 40, warm: 5 },
-  { name: "compute", label: "compute (1e6 loop)", code: "let s = 0; for (let i = 0; i < 1e6; i++) s += i % 7; return s;", n: 15, warm: 2 },
+  { name: "bigresult", label: "bigresult (5,000 rows)", code: "const rows = await apps.bench.rows({ n: 5000 }); return rows.filter((r) => r.score >= 90).map((r) => r.id);", n: 20, warm: 3 },
+  { name: "compute", label: "compute (1e6 loop)", code: "let s = 0; for (let i = 0; i < 1e6; i++) s += i % 7; return s;", n: 8, warm: 1 },
   {
     name: "concurrent",
     label: "8 runs at once × 20 ms call",
     code: "return (await apps.bench.slow({})).ok;",
     parallel: 8,
-    n: 30,
+    n: 15,
     warm: 3,
   },
 ];
