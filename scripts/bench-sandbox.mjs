@@ -36,7 +36,7 @@ async function main() {
   };
 
   // Bare quickjs-emscripten: a fresh runtime + context per run, one host function, nothing else.
-  const bareModule = await newQuickJSWASMModuleFromVariant(
+  let bareModule = await newQuickJSWASMModuleFromVariant(
     newVariant(RELEASE_SYNC, { wasmMemory: new WebAssembly.Memory({ initial: 72 * 16, maximum: 72 * 16 }) }),
   );
   const bareRun = (code) =>
@@ -94,7 +94,8 @@ async function main() {
 
   const engine = await loadEngine({ preloadMemoryMb: LIMITS.memoryMb });
   const inProcess = (code) => completed(engine.run(input(code), handlers));
-  const supervisor = new SandboxSupervisor({ spawn: spawnNodeWorker, maxWorkers: 8 });
+  // The server path as a server sized for 8 concurrent runs would configure it: 8 workers, all kept warm.
+  const supervisor = new SandboxSupervisor({ spawn: spawnNodeWorker, maxWorkers: 8, maxIdle: 8 });
   const rssBefore = process.memoryUsage().rss;
   await supervisor.prewarm(LIMITS, 8);
   const rssPerWorker = (process.memoryUsage().rss - rssBefore) / 8;
@@ -122,49 +123,61 @@ async function main() {
     results[workload.name] = Object.fromEntries(systems.map(([name]) => [name, median(times[name])]));
   }
 
-  // Memory: peak QuickJS heap per run (in-process engine and bare, same QuickJS build): the smallest
-  // runtime memory limit (QuickJS's own malloc accounting) under which the run still completes, found by
-  // bisection in an untimed pass with every new runtime given that limit.
+  // Memory: the smallest memory cap (whole MiB of WebAssembly memory beyond the module's fixed 8 MiB
+  // baseline, the engine's own `memoryMb`) under which each workload's run still completes, by bisection in
+  // an untimed pass; for bare, a module on a fixed memory of that size. One run at a time (for concurrent, the 8 runs share one module: in-process, so do ours).
   const memory = {};
-  const moduleClass = Object.getPrototypeOf(bareModule);
-  const { newRuntime } = moduleClass;
-  let limit = 0;
-  moduleClass.newRuntime = function (...args) {
-    const runtime = newRuntime.apply(this, args);
-    if (limit > 0) runtime.setMemoryLimit(limit);
-    return runtime;
-  };
-  const succeeds = async (runOne, code, bytes) => {
-    limit = bytes;
-    try {
-      await runOne(code);
-      return true;
-    } catch {
-      return false;
-    } finally {
-      limit = 0;
+  const bareModules = new Map();
+  const bareAt = async (mb) => {
+    if (!bareModules.has(mb)) {
+      const pages = Math.max(16, mb + 8) * 16;
+      bareModules.set(mb, newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmMemory: new WebAssembly.Memory({ initial: pages, maximum: pages }) })));
     }
+    return bareModules.get(mb);
+  };
+  const fits = {
+    bare: async (workload, mb) => {
+      const quickjs = await bareAt(mb);
+      const saved = bareModule;
+      bareModule = quickjs;
+      try {
+        const runs = workload.parallel ? Promise.all(Array.from({ length: workload.parallel }, () => bareRun(workload.code))) : bareRun(workload.code);
+        let timer;
+        const stuck = new Promise((_, reject) => (timer = setTimeout(() => reject(new Error("stuck")), 10_000)));
+        await Promise.race([runs, stuck]).finally(() => clearTimeout(timer));
+        return true;
+      } catch {
+        return false;
+      } finally {
+        bareModule = saved;
+      }
+    },
+    inProcess: async (workload, mb) => {
+      const run = () => engine.run({ ...input(workload.code), limits: { ...LIMITS, memoryMb: mb } }, handlers);
+      const outcomes = await (workload.parallel ? Promise.all(Array.from({ length: workload.parallel }, run)) : Promise.all([run()]));
+      return outcomes.every((outcome) => outcome.status === "completed");
+    },
   };
   for (const workload of WORKLOADS) {
     memory[workload.name] = {};
-    for (const [system, runOne] of [["bare", bareRun], ["inProcess", inProcess]]) {
-      let low = 16 * 1024;
-      let high = 64 * 1048576;
-      while (high - low > 4096) {
+    for (const system of ["bare", "inProcess"]) {
+      let low = 0;
+      let high = 64;
+      while (high - low > 1) {
         const mid = Math.floor((low + high) / 2);
-        if (await succeeds(runOne, workload.code, mid)) high = mid;
+        if (await fits[system](workload, mid)) high = mid;
         else low = mid;
       }
       memory[workload.name][system] = high;
+      bareModules.clear();
     }
   }
-  moduleClass.newRuntime = newRuntime;
   supervisor.dispose();
 
   const cpu = os.cpus()[0]?.model ?? "unknown cpu";
   console.log(`machine: ${cpu}, ${os.cpus().length} cores, load ${os.loadavg()[0].toFixed(2)}, node ${process.version}`);
   console.log("medians in ms; ×bare = ratio to bare quickjs-emscripten measured in this run; peer = issue 16's fixed figure\n");
-  const table = [["workload", "bare", "in-process", "×bare", "server", "×bare", "peer", "goal", "in-proc", "server", "peak heap/run bare → ours"]];
+  const table = [["workload", "bare", "in-process", "×bare", "server", "×bare", "peer", "goal", "in-proc", "server", "memory cap/run bare → ours"]];
   for (const workload of WORKLOADS) {
     const r = results[workload.name];
     const goal = goalOf(workload.name, r.bare);
@@ -182,10 +195,11 @@ async function main() {
       goal.text,
       mark(r.inProcess),
       mark(r.server),
-      `${Math.round(m.bare / 1024)} → ${Math.round(m.inProcess / 1024)} KiB`,
+      `${m.bare} → ${m.inProcess} MiB`,
     ]);
   }
   printTable(table);
   console.log(`\nin-proc / server columns: ours against the goal (${"ours/peer or ours/bare"}), "ok" when within it`);
+  console.log("memory cap/run: smallest whole-MiB memory limit (beyond the module's 8 MiB baseline) under which the run completes; 1 = the minimum");
   console.log(`server path: each pooled worker thread adds ${fmt(rssPerWorker / 1048576, 1)} MiB of process RSS when idle (8 prewarmed)`);
 }

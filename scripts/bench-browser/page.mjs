@@ -81,7 +81,7 @@ async function coldStarts(samples) {
 
 window.runBench = async () => {
   const cold = await coldStarts(9);
-  const supervisor = new SandboxSupervisor({ spawn: spawnSandbox, maxWorkers: 8 });
+  const supervisor = new SandboxSupervisor({ spawn: spawnSandbox, maxWorkers: 8, maxIdle: 8 });
   await supervisor.prewarm(LIMITS, 8);
   const bare = bareWorker();
   await bare.ready;
