@@ -165,17 +165,23 @@ describe("a worker whose engine cannot load", () => {
   });
 });
 
-/** A host whose calls wait until `release()`; records which run (by its `{ run }` argument) called, in order. */
+/** A host whose calls wait until released (all, or one run's); records which run (by its `{ run }` argument) called, in order. */
 function gatedHost() {
   const started: number[] = [];
-  const gates: (() => void)[] = [];
+  const gates = new Map<number, () => void>();
+  const open = (run: number) => {
+    gates.get(run)?.();
+    gates.delete(run);
+  };
   return {
     started,
-    release: () => gates.splice(0).forEach((open) => open()),
+    release: () => [...gates.keys()].forEach(open),
+    releaseRun: open,
     call: (req: { argsJson: string }) =>
       new Promise<HostCallAnswer>((resolve) => {
-        started.push((JSON.parse(req.argsJson) as { run: number }).run);
-        gates.push(() => resolve({ type: "ok", resultJson: req.argsJson }));
+        const { run } = JSON.parse(req.argsJson) as { run: number };
+        started.push(run);
+        gates.set(run, () => resolve({ type: "ok", resultJson: req.argsJson }));
       }),
   };
 }
@@ -190,15 +196,15 @@ describe("the worker pool", () => {
       const host = gatedHost();
       const runs = [0, 1, 2, 3, 4].map((run) => local.run(input(GATED(run)), host));
       expect(local.queued).toBe(3);
-      await vi.waitFor(() => expect(host.started).toEqual([0, 1]), { timeout: 20_000 });
-      while (host.started.length < 5) {
-        const before = host.started.length;
-        host.release();
-        await vi.waitFor(() => expect(host.started.length).toBeGreaterThan(before), { timeout: 20_000 });
+      await vi.waitFor(() => expect([...host.started].sort()).toEqual([0, 1]), { timeout: 20_000 });
+      // Each finished run frees one worker, which goes to the longest-waiting queued run.
+      for (const [finished, next] of [[0, 2], [1, 3], [2, 4]] as const) {
+        host.releaseRun(finished);
+        await vi.waitFor(() => expect(host.started.length).toBe(next + 1), { timeout: 20_000 });
+        expect(host.started[next]).toBe(next);
       }
       host.release();
       expect((await Promise.all(runs)).map(parseValue)).toEqual([0, 1, 2, 3, 4]);
-      expect(host.started).toEqual([0, 1, 2, 3, 4]);
       expect(count).toBe(2);
       expect(local.size).toBe(2);
     } finally {
