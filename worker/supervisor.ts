@@ -1,8 +1,9 @@
 /**
  * Drives sandbox workers over contracts/worker-protocol.ts; used by the page (Web Workers) and the server
  * (worker threads) alike. Keeps a pool of at most `maxWorkers` workers (one run per worker at a time;
- * runs beyond it wait in a queue here), warms each new worker with a throwaway run, hands runs to the
- * worker idle longest (it has had time to prepare its next context), retires idle workers beyond
+ * runs beyond it wait in a queue here), warms each new worker with a throwaway run, hands a run to the
+ * idle worker released second most recently (the last one is likely still preparing its next context,
+ * and back-to-back runs alternate between two workers that stay warm), retires idle workers beyond
  * `maxIdle`, and watches every run: the worker reports its busy time (through a shared-memory meter where
  * SharedArrayBuffer exists, else busy/idle messages), and when the guest has been busy longer than
  * `timeoutMs + graceMs` in total (built-ins such as a huge-length `indexOf` never reach the interrupt
@@ -239,7 +240,7 @@ interface Waiter {
 }
 
 export class SandboxSupervisor {
-  /** Idle workers, the one idle longest first. */
+  /** Idle workers, in the order they were released (the one idle longest first). */
   private readonly idle: PooledWorker[] = [];
   private readonly all = new Set<PooledWorker>();
   private readonly queue: Waiter[] = [];
@@ -313,11 +314,7 @@ export class SandboxSupervisor {
   }
 
   private async acquire(limits: EngineLimits, signal: AbortSignal | undefined): Promise<{ worker: PooledWorker } | { outcome: EngineOutcome }> {
-    let worker = this.idle.shift();
-    while (worker?.dead) {
-      this.all.delete(worker);
-      worker = this.idle.shift();
-    }
+    let worker = this.takeIdle();
     if (worker) return { worker };
     for (const member of this.all) if (member.dead && !this.idle.includes(member)) this.all.delete(member);
     if (this.all.size < this.maxWorkers && this.warming <= this.queue.length) {
@@ -342,6 +339,23 @@ export class SandboxSupervisor {
       this.queue.push(waiter);
       signal?.addEventListener("abort", onAbort, { once: true });
     });
+  }
+
+  /**
+   * The idle worker released second most recently, or the only one. Not the last released: it posted its
+   * outcome moments ago and is probably still preparing its next context. Not the longest idle either: each
+   * worker has its own JIT, so spreading back-to-back runs over all of them keeps every one cold.
+   */
+  private takeIdle(): PooledWorker | undefined {
+    for (let i = this.idle.length - 1; i >= 0; i--) {
+      const member = this.idle[i] as PooledWorker;
+      if (member.dead) {
+        this.idle.splice(i, 1);
+        this.all.delete(member);
+      }
+    }
+    if (this.idle.length === 0) return undefined;
+    return this.idle.splice(Math.max(0, this.idle.length - 2), 1)[0];
   }
 
   private spawn(): PooledWorker | undefined {
