@@ -4,8 +4,20 @@
  */
 import type { CallRequest, HostCallAnswer, LogLine, RunInput, RunOutcome } from "./engine";
 
+/**
+ * Busy time shared through memory instead of "busy" messages (when the driver has SharedArrayBuffer): an
+ * Int32Array over `buffer` with [0] = guest time of finished slices in µs, [1] = start of the slice in
+ * progress in ms since `base` (a `performance.timeOrigin + performance.now()` reading), or -1 when idle.
+ * The worker writes [1] = -1 before adding to [0], so a reader that loads [0] then [1] never counts a
+ * slice twice. With a meter the worker sends no "busy" messages for that run.
+ */
+export interface BusyMeter {
+  buffer: SharedArrayBuffer;
+  base: number;
+}
+
 export type ToWorker =
-  | { type: "run"; nonce: string; input: RunInput }
+  | { type: "run"; nonce: string; input: RunInput; meter?: BusyMeter }
   | { type: "answer"; nonce: string; index: number; answer: HostCallAnswer }
   | { type: "cancel"; nonce: string };
 

@@ -1,101 +1,205 @@
 /**
- * `npm run bench:sandbox`: medians for the sandbox engine (dist/worker/engine.mjs, built by
- * build-worker.mjs) in this process, printed with the machine and the targets from issue 3. Measures
- * module load, run start, one bridge round trip, 1000 calls in Promise.all, the replay of a 100-call run,
- * and the memory of an idle runtime. Informational only: nothing here fails on a slow machine.
+ * `npm run bench:sandbox`: the six workloads of issue 16 through bare quickjs-emscripten (the floor, measured
+ * in this same run), the in-process engine (dist/worker/engine.mjs) and the server path (SandboxSupervisor
+ * over Node worker threads, dist/worker/{supervisor,node-port}.mjs), as per-workload medians and ratios, with
+ * the issue's fixed peer figures and goals. `-- --browser` runs the page path in Chromium instead
+ * (scripts/bench-sandbox-browser.mjs). Informational only: nothing here fails on a slow machine.
  */
 import os from "node:os";
 import { newQuickJSWASMModuleFromVariant, newVariant } from "quickjs-emscripten-core";
 import RELEASE_SYNC from "@jitl/quickjs-wasmfile-release-sync";
-import { loadEngine } from "../dist/worker/engine.mjs";
+import { WORKLOADS, ROWS_JSON, PEERS, goalOf, median, fmt, printTable } from "./bench-workloads.mjs";
 
-const LIMITS = { timeoutMs: 10_000, memoryMb: 64, outputBytes: 1 << 20, maxPendingCalls: 128 };
-const input = (code, extra = {}) => ({ code, time: 0, seed: 1, limits: LIMITS, bindings: ["bench.echo"], vaultNames: [], ...extra });
-const instant = { call: async (req) => ({ type: "ok", resultJson: req.argsJson }) };
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
+if (process.argv.includes("--browser")) {
+  await import("./bench-sandbox-browser.mjs");
+} else {
+  await main();
 }
-/** Median time of `fn` over `n` runs; with `idle`, the engine gets a few ms of idle time before each run. */
-async function sample(n, fn, idle = false) {
-  const times = [];
-  for (let i = 0; i < n; i++) {
-    if (idle) await new Promise((resolve) => setTimeout(resolve, 2));
-    const started = performance.now();
-    await fn(i);
-    times.push(performance.now() - started);
+
+async function main() {
+  const { loadEngine } = await import("../dist/worker/engine.mjs");
+  const { SandboxSupervisor } = await import("../dist/worker/supervisor.mjs");
+  const { spawnNodeWorker } = await import("../dist/worker/node-port.mjs");
+
+  const LIMITS = { timeoutMs: 10_000, memoryMb: 64, outputBytes: 1 << 20, maxPendingCalls: 128 };
+  const input = (code) => ({ code, time: 0, seed: 1, limits: LIMITS, bindings: ["bench.echo", "bench.rows", "bench.slow"], vaultNames: [] });
+  const answer = (binding, argsJson) => {
+    if (binding === "bench.rows") return Promise.resolve({ type: "ok", resultJson: ROWS_JSON });
+    if (binding === "bench.slow") return new Promise((resolve) => setTimeout(() => resolve({ type: "ok", resultJson: "{\"ok\":true}" }), 20));
+    return Promise.resolve({ type: "ok", resultJson: argsJson });
+  };
+  const handlers = { call: (req) => answer(req.binding, req.argsJson) };
+  const completed = async (promise) => {
+    const outcome = await promise;
+    if (outcome.status !== "completed") throw new Error(`bench run failed: ${JSON.stringify(outcome).slice(0, 300)}`);
+    return outcome;
+  };
+
+  // Bare quickjs-emscripten: a fresh runtime + context per run, one host function, nothing else.
+  let bareModule = await newQuickJSWASMModuleFromVariant(
+    newVariant(RELEASE_SYNC, { wasmMemory: new WebAssembly.Memory({ initial: 72 * 16, maximum: 72 * 16 }) }),
+  );
+  const bareRun = (code) =>
+    new Promise((resolve, reject) => {
+      const runtime = bareModule.newRuntime();
+      const ctx = runtime.newContext();
+      let settled = false;
+      const check = (promise) => {
+        const state = ctx.getPromiseState(promise);
+        if (state.type === "pending") return;
+        settled = true;
+        const text = state.type === "fulfilled" ? ctx.getString(state.value) : undefined;
+        (state.value ?? state.error).dispose();
+        promise.dispose();
+        ctx.dispose();
+        runtime.dispose();
+        text === undefined ? reject(new Error("bare run failed")) : resolve(text);
+      };
+      let program;
+      const call = ctx.newFunction("call", (bindingHandle, argsHandle) => {
+        const deferred = ctx.newPromise();
+        answer(ctx.getString(bindingHandle), ctx.getString(argsHandle)).then((result) => {
+          if (settled) return;
+          try {
+            const value = ctx.newString(result.resultJson);
+            deferred.resolve(value);
+            value.dispose();
+            deferred.dispose();
+            runtime.executePendingJobs();
+            check(program);
+          } catch (error) {
+            settled = true;
+            reject(error);
+          }
+        });
+        return deferred.handle;
+      });
+      ctx.setProp(ctx.global, "call", call);
+      call.dispose();
+      const source = `(async () => {
+        const bind = (name) => async (args) => JSON.parse(await call(name, JSON.stringify(args)));
+        const apps = { bench: { echo: bind("bench.echo"), rows: bind("bench.rows"), slow: bind("bench.slow") } };
+        return JSON.stringify(await (async () => { ${code} })());
+      })()`;
+      const result = ctx.evalCode(source);
+      if (result.error) {
+        result.error.dispose();
+        reject(new Error("bare eval failed"));
+        return;
+      }
+      program = result.value;
+      runtime.executePendingJobs();
+      check(program);
+    });
+
+  const engine = await loadEngine({ preloadMemoryMb: LIMITS.memoryMb });
+  const inProcess = (code) => completed(engine.run(input(code), handlers));
+  // The server path as a server sized for 8 concurrent runs would configure it: 8 workers, all kept warm.
+  const supervisor = new SandboxSupervisor({ spawn: spawnNodeWorker, maxWorkers: 8, maxIdle: 8 });
+  const rssBefore = process.memoryUsage().rss;
+  await supervisor.prewarm(LIMITS, 8);
+  const rssPerWorker = (process.memoryUsage().rss - rssBefore) / 8;
+  const server = (code) => completed(supervisor.run(input(code), handlers));
+
+  // The three systems take turns within each iteration (order rotating), so a load change on this shared
+  // machine hits all three alike and the ratios stay comparable; each turn is two runs back to back and
+  // only the second is timed (no idle time before it, as on a busy server).
+  const systems = Object.entries({ bare: bareRun, inProcess, server });
+  const results = {};
+  for (const workload of WORKLOADS) {
+    const once = (runOne) =>
+      workload.parallel ? Promise.all(Array.from({ length: workload.parallel }, () => runOne(workload.code))) : runOne(workload.code);
+    const times = Object.fromEntries(systems.map(([name]) => [name, []]));
+    for (let i = 0; i < workload.warm + workload.n; i++) {
+      for (let k = 0; k < systems.length; k++) {
+        const [name, runOne] = systems[(i + k) % systems.length];
+        // Twice in a row, the second timed: a busy server never idles between runs.
+        await once(runOne);
+        const started = performance.now();
+        await once(runOne);
+        if (i >= workload.warm) times[name].push(performance.now() - started);
+      }
+    }
+    results[workload.name] = Object.fromEntries(systems.map(([name]) => [name, median(times[name])]));
   }
-  return median(times);
-}
-async function expectCompleted(promise) {
-  const outcome = await promise;
-  if (outcome.status !== "completed") throw new Error(`bench run failed: ${JSON.stringify(outcome).slice(0, 300)}`);
-  return outcome;
-}
 
-const rows = [];
-const row = (name, value, unit, target) => rows.push([name, `${value.toFixed(unit === "ms" ? 2 : 1)} ${unit}`, target]);
-
-const moduleLoad = await sample(5, async (i) => {
-  const pages = (24 + i) * 16;
-  const wasmMemory = new WebAssembly.Memory({ initial: pages, maximum: pages });
-  await newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmMemory }));
-});
-row("module load (fresh WebAssembly instance)", moduleLoad, "ms", "—");
-
-const engine = await loadEngine({ preloadMemoryMb: LIMITS.memoryMb });
-for (let i = 0; i < 20; i++) await expectCompleted(engine.run(input("return 1"), instant));
-const trivial = () => expectCompleted(engine.run(input("return 1"), instant));
-const start = await sample(300, trivial, true);
-row("run start (runtime + context + prelude + trivial program + dispose)", start, "ms", "≤ 1 ms");
-const backToBack = await sample(300, trivial);
-row("  same, runs back to back (no idle time to prepare a context)", backToBack, "ms", "—");
-const logging = await sample(100, () => expectCompleted(engine.run(input("console.log({ a: [1] }, new Date().toString()); return 1"), instant)), true);
-row("  same, program logs an object and a Date string (lazy parts)", logging, "ms", "—");
-
-const roundTrips = 2000;
-const sequential = await sample(5, () =>
-  expectCompleted(engine.run(input(`for (let i = 0; i < ${roundTrips}; i++) await apps.bench.echo({ i }); return 1;`), instant)),
-);
-row("one bridge round trip (sequential awaits, in-process)", ((sequential - backToBack) / roundTrips) * 1000, "µs", "≤ 50 µs");
-
-const parallel = await sample(5, () =>
-  expectCompleted(
-    engine.run(input(`const r = await Promise.all(Array.from({ length: 1000 }, (_, i) => apps.bench.echo({ i }))); return r.length;`), instant),
-  ),
-);
-row("1000 calls in Promise.all (instant host, maxPendingCalls 128)", parallel, "ms", "—");
-
-const hundred = `const r = await Promise.all(Array.from({ length: 50 }, (_, i) => apps.bench.echo({ i })));
-  for (let i = 0; i < 50; i++) r.push(await apps.bench.echo({ j: i })); return r.length;`;
-const recorded = [];
-const live = await expectCompleted(
-  engine.run(input(hundred), {
-    call: async (req) => {
-      const outcome = { type: "ok", resultJson: req.argsJson };
-      recorded.push({ ...req, outcome });
-      return outcome;
+  // Memory: the smallest memory cap (whole MiB of WebAssembly memory beyond the module's fixed 8 MiB
+  // baseline, the engine's own `memoryMb`) under which each workload's run still completes, by bisection in
+  // an untimed pass; for bare, a module on a fixed memory of that size. One run at a time (for concurrent, the 8 runs share one module: in-process, so do ours).
+  const memory = {};
+  const bareModules = new Map();
+  const bareAt = async (mb) => {
+    if (!bareModules.has(mb)) {
+      const pages = Math.max(16, mb + 8) * 16;
+      bareModules.set(mb, newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmMemory: new WebAssembly.Memory({ initial: pages, maximum: pages }) })));
+    }
+    return bareModules.get(mb);
+  };
+  const fits = {
+    bare: async (workload, mb) => {
+      const quickjs = await bareAt(mb);
+      const saved = bareModule;
+      bareModule = quickjs;
+      try {
+        const runs = workload.parallel ? Promise.all(Array.from({ length: workload.parallel }, () => bareRun(workload.code))) : bareRun(workload.code);
+        let timer;
+        const stuck = new Promise((_, reject) => (timer = setTimeout(() => reject(new Error("stuck")), 10_000)));
+        await Promise.race([runs, stuck]).finally(() => clearTimeout(timer));
+        return true;
+      } catch {
+        return false;
+      } finally {
+        bareModule = saved;
+      }
     },
-  }),
-);
-const replay = { calls: recorded, completionOrder: live.completionOrder };
-const never = { call: async () => ({ type: "stop", reason: "Unavailable", message: "replay must not call" }) };
-const replayed = await sample(20, () => expectCompleted(engine.run(input(hundred, { replay }), never)));
-row("replay of a 100-call run", replayed, "ms", "≤ 20 ms");
+    inProcess: async (workload, mb) => {
+      const run = () => engine.run({ ...input(workload.code), limits: { ...LIMITS, memoryMb: mb } }, handlers);
+      const outcomes = await (workload.parallel ? Promise.all(Array.from({ length: workload.parallel }, run)) : Promise.all([run()]));
+      return outcomes.every((outcome) => outcome.status === "completed");
+    },
+  };
+  for (const workload of WORKLOADS) {
+    memory[workload.name] = {};
+    for (const system of ["bare", "inProcess"]) {
+      let low = 0;
+      let high = 64;
+      while (high - low > 1) {
+        const mid = Math.floor((low + high) / 2);
+        if (await fits[system](workload, mid)) high = mid;
+        else low = mid;
+      }
+      memory[workload.name][system] = high;
+      bareModules.clear();
+    }
+  }
+  supervisor.dispose();
 
-const idle = await newQuickJSWASMModuleFromVariant(RELEASE_SYNC);
-const runtime = idle.newRuntime();
-const context = runtime.newContext();
-const usageHandle = runtime.computeMemoryUsage();
-const usage = context.dump(usageHandle);
-usageHandle.dispose();
-row("memory per idle runtime + context (QuickJS memory_used_size)", usage.memory_used_size / 1024, "KiB", "—");
-context.dispose();
-runtime.dispose();
-
-const cpu = os.cpus()[0]?.model ?? "unknown cpu";
-console.log(`machine: ${cpu}, ${os.cpus().length} cores, node ${process.version}, ${os.platform()} ${os.arch()}`);
-const width = Math.max(...rows.map((r) => r[0].length));
-console.log(`${"measure".padEnd(width)}  ${"median".padStart(12)}  target`);
-for (const [name, value, target] of rows) console.log(`${name.padEnd(width)}  ${value.padStart(12)}  ${target}`);
+  const cpu = os.cpus()[0]?.model ?? "unknown cpu";
+  console.log(`machine: ${cpu}, ${os.cpus().length} cores, load ${os.loadavg()[0].toFixed(2)}, node ${process.version}`);
+  console.log("medians in ms; ×bare = ratio to bare quickjs-emscripten measured in this run; peer = issue 16's fixed figure\n");
+  const table = [["workload", "bare", "in-process", "×bare", "server", "×bare", "peer", "goal", "in-proc", "server", "memory cap/run bare → ours"]];
+  for (const workload of WORKLOADS) {
+    const r = results[workload.name];
+    const goal = goalOf(workload.name, r.bare);
+    const peer = PEERS[workload.name];
+    const mark = (ours) => `${fmt(goal.ratio(ours), 2)} ${goal.ratio(ours) <= goal.max ? "ok" : "MISS"}`;
+    const m = memory[workload.name];
+    table.push([
+      workload.label,
+      fmt(r.bare),
+      fmt(r.inProcess),
+      fmt(r.inProcess / r.bare, 2),
+      fmt(r.server),
+      fmt(r.server / r.bare, 2),
+      fmt(peer),
+      goal.text,
+      mark(r.inProcess),
+      mark(r.server),
+      `${m.bare} → ${m.inProcess} MiB`,
+    ]);
+  }
+  printTable(table);
+  console.log(`\nin-proc / server columns: ours against the goal (${"ours/peer or ours/bare"}), "ok" when within it`);
+  console.log("memory cap/run: smallest whole-MiB memory limit (beyond the module's 8 MiB baseline) under which the run completes; 1 = the minimum");
+  console.log(`server path: each pooled worker thread adds ${fmt(rssPerWorker / 1048576, 1)} MiB of process RSS when idle (8 prewarmed)`);
+}

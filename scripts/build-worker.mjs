@@ -1,6 +1,6 @@
 /**
  * Bundles the sandbox for Node: dist/worker/node-worker.mjs (the worker_threads entry the server spawns)
- * and dist/worker/engine.mjs (the engine alone, for the benchmark). QuickJS packages stay external and load
+ * and dist/worker/engine.mjs, dist/worker/supervisor.mjs, dist/worker/node-port.mjs (for the benchmark). QuickJS packages stay external and load
  * from node_modules, so the .wasm is found next to its loader. Idempotent; prints one line.
  */
 import { build } from "esbuild";
@@ -22,5 +22,7 @@ const common = {
 await Promise.all([
   build({ ...common, entryPoints: ["worker/node-worker.ts"], outfile: "dist/worker/node-worker.mjs" }),
   build({ ...common, entryPoints: ["worker/engine.ts"], outfile: "dist/worker/engine.mjs" }),
+  build({ ...common, entryPoints: ["worker/supervisor.ts"], outfile: "dist/worker/supervisor.mjs" }),
+  build({ ...common, entryPoints: ["worker/node-port.ts"], outfile: "dist/worker/node-port.mjs" }),
 ]);
-console.log(`build-worker: dist/worker/{node-worker,engine}.mjs in ${Math.round(performance.now() - started)} ms`);
+console.log(`build-worker: dist/worker/{node-worker,engine,supervisor,node-port}.mjs in ${Math.round(performance.now() - started)} ms`);

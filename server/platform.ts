@@ -12,7 +12,7 @@ import { type Db, openDb } from "./db/client";
 import { migrate } from "./db/migrate";
 import { type Env, readEnv } from "./env";
 import { loadKeyRing } from "./keys";
-import { DEFAULT_CODE_MODE } from "@/contracts/settings";
+import { CODE_MODE_RANGES, DEFAULT_CODE_MODE } from "@/contracts/settings";
 import { EventBus } from "./events";
 import { logEvent, logFailure } from "./log";
 import { RunAdmission } from "./run-admission";
@@ -63,7 +63,13 @@ export async function createPlatform(options: CreatePlatformOptions = {}): Promi
     if (applied.length) logEvent("migrated", { applied });
     const keys = loadKeyRing(env);
     const apps = await AppRegistry.start({ db, dataDir: env.dataDir, callTimeoutMs: env.OPENBOT_APP_CALL_TIMEOUT_MS });
-    const runner = new SandboxSupervisor({ spawn: spawnNodeWorker });
+    // Admission (run-admission.ts) is the cap that follows the settings; the pool only bounds it from
+    // above at the setting's maximum. Two warm workers let back-to-back runs alternate between ready contexts.
+    const runner = new SandboxSupervisor({
+      spawn: spawnNodeWorker,
+      maxWorkers: CODE_MODE_RANGES.maxServerRuns.max,
+      warmWorkers: 2,
+    });
     const activeRuns = new Map<string, AbortController>();
     const activeTurns = new Map<string, AbortController>();
     const pageListeners = new Map<string, number>();

@@ -15,6 +15,11 @@ export { canonicalJson } from "./canonical-json";
 export interface Engine {
   /** Runs one attempt; resolves with the outcome, never rejects. */
   run(input: RunInput, host: EngineHost): Promise<EngineOutcome>;
+  /**
+   * Prepares the next run's context now, synchronously, if no run is in progress (a worker calls it right
+   * after posting an outcome, so a busy worker that never idles still starts each run from a prepared one).
+   */
+  prepareNext?(): void;
 }
 
 export interface LoadEngineOptions {
@@ -34,8 +39,24 @@ export const CODE_MAX_CHARS = 1 << 20;
 
 /** Loads the QuickJS module (rejects if WebAssembly cannot load it) and returns the engine. */
 export async function loadEngine(options: LoadEngineOptions = {}): Promise<Engine> {
-  prepareSoon(await moduleFor(options.preloadMemoryMb ?? 64));
-  return { run: runProgram };
+  lastModule = await moduleFor(options.preloadMemoryMb ?? 64);
+  prepareSoon(lastModule);
+  return { run: runProgram, prepareNext };
+}
+
+/** The module of the most recent run (or the preloaded one): the size the next run most likely needs. */
+let lastModule: SandboxModule | undefined;
+
+function prepareNext(): void {
+  const module = lastModule;
+  if (!module) return;
+  const state = stateOf(module);
+  if (state.active > 0 || state.fresh || module.broken) return;
+  try {
+    state.fresh = prepareContext(module);
+  } catch {
+    evictModule(module);
+  }
 }
 
 /**
@@ -91,6 +112,7 @@ async function runProgram(input: RunInput, host: EngineHost): Promise<EngineOutc
   } catch {
     return unavailable("the sandbox runtime could not be loaded");
   }
+  lastModule = module;
   const state = stateOf(module);
   const fresh = module.broken ? undefined : state.fresh;
   state.fresh = undefined;

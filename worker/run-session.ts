@@ -101,6 +101,23 @@ function compilePrelude(ctx: QuickJSContext): QuickJSHandle {
   return prelude.value;
 }
 
+/** Strings at least this long go into the guest through `encodeInto` instead of quickjs-emscripten's copy. */
+const FAST_STRING_CHARS = 1024;
+
+/** What `ctx.newString` itself uses inside quickjs-emscripten-core 0.32 (checked before use; else the plain path). */
+interface ContextInternals {
+  ffi: { QTS_NewString(ctx: number, pointer: number): number };
+  ctx: { value: number };
+  memory: { heapValueHandle(pointer: number): QuickJSHandle };
+}
+
+/** The UTF-8 length of `text` if it is over `max` bytes, else 0; skips the count when even 3 bytes per unit fit. */
+function utf8Over(text: string, max: number): number {
+  if (text.length * 3 <= max) return 0;
+  const bytes = utf8Length(text);
+  return bytes > max ? bytes : 0;
+}
+
 class SandboxMemoryError extends Error {
   override name = "SandboxMemoryError";
 }
@@ -342,8 +359,8 @@ export class RunSession {
     const tag = envelope.charAt(0);
     const body = envelope.slice(1);
     if (tag === "V") {
-      const bytes = utf8Length(body);
-      if (bytes > this.limits.outputBytes) this.finish(this.tooLarge(bytes));
+      const bytes = utf8Over(body, this.limits.outputBytes);
+      if (bytes > 0) this.finish(this.tooLarge(bytes));
       else this.finish({ status: "completed", valueJson: body });
     } else if (tag === "T") {
       this.finish(this.tooLarge(Number(body)));
@@ -558,8 +575,8 @@ export class RunSession {
     if (!deferred) return;
     this.deferreds.delete(index);
     if (outcome.type === "ok" && typeof outcome.resultJson === "string") {
-      const bytes = utf8Length(outcome.resultJson);
-      if (bytes > this.resultMaxBytes()) {
+      const bytes = utf8Over(outcome.resultJson, this.resultMaxBytes());
+      if (bytes > 0) {
         this.rejectWith(deferred, {
           name: "AppCallFailed",
           message: `the result is too large for the sandbox (${bytes} bytes)`,
@@ -568,8 +585,7 @@ export class RunSession {
         return;
       }
       this.requireHeap(outcome.resultJson.length);
-      const ctx = this.context as QuickJSContext;
-      const value = ctx.newString(outcome.resultJson);
+      const value = this.newString(outcome.resultJson);
       deferred.resolve(value);
       value.dispose();
       deferred.dispose();
@@ -692,6 +708,20 @@ export class RunSession {
   }
 
   // Memory guards ---------------------------------------------------------------------------------
+
+  /** `ctx.newString`, with large strings copied in by `encodeInto` (see `SandboxModule.copyUtf8`). */
+  private newString(text: string): QuickJSHandle {
+    const ctx = this.context as QuickJSContext;
+    const inner = ctx as unknown as Partial<ContextInternals>;
+    if (text.length < FAST_STRING_CHARS || !inner.ffi || !inner.memory || !inner.ctx) return ctx.newString(text);
+    const pointer = this.module.copyUtf8(text);
+    if (!pointer) return ctx.newString(text);
+    try {
+      return inner.memory.heapValueHandle(inner.ffi.QTS_NewString(inner.ctx.value, pointer));
+    } finally {
+      this.module.free(pointer);
+    }
+  }
 
   private stringLength(handle: QuickJSHandle): number {
     const ctx = this.context as QuickJSContext;

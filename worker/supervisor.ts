@@ -1,9 +1,13 @@
 /**
  * Drives sandbox workers over contracts/worker-protocol.ts; used by the page (Web Workers) and the server
- * (worker threads) alike. Keeps a small pool (one run per worker at a time), warms each new worker with
- * a throwaway run, and watches every run: the worker reports busy/idle, and when the guest has been busy
- * longer than `timeoutMs + graceMs` in total (built-ins such as a huge-length `indexOf` never reach the
- * interrupt handler) the worker is terminated, the run fails `Timeout` and a fresh worker replaces it.
+ * (worker threads) alike. Keeps a pool of at most `maxWorkers` workers (one run per worker at a time;
+ * runs beyond it wait in a queue here), warms each new worker with a throwaway run, hands a run to the
+ * idle worker released second most recently (the last one is likely still preparing its next context,
+ * and back-to-back runs alternate between two workers that stay warm), retires idle workers beyond
+ * `maxIdle`, and watches every run: the worker reports its busy time (through a shared-memory meter where
+ * SharedArrayBuffer exists, else busy/idle messages), and when the guest has been busy longer than
+ * `timeoutMs + graceMs` in total (built-ins such as a huge-length `indexOf` never reach the interrupt
+ * handler) the worker is terminated, the run fails `Timeout` and a fresh worker replaces it.
  * Cancel asks the worker first and terminates it if it does not finish within the grace. A worker error,
  * or a worker whose "ready" reports that the engine could not load, fails its run `Unavailable` at once. Runtime-neutral; `run` never rejects.
  */
@@ -11,6 +15,7 @@ import type { CallRequest, EngineLimits, HostCallAnswer, LogLine, RunInput } fro
 import { isFromWorker, type FromWorker, type ToWorker } from "../contracts/worker-protocol";
 import type { EngineOutcome } from "./run-session";
 import { readyError } from "./ready";
+import { createMeter, meterBusyMs } from "./busy-meter";
 
 /** A spawned sandbox worker, whatever its host. */
 export interface WorkerPort {
@@ -24,8 +29,24 @@ export interface SupervisorOptions {
   spawn(): WorkerPort;
   /** Busy time allowed beyond `timeoutMs` before the watchdog terminates the worker; also the cancel grace. Default 1000. */
   graceMs?: number;
-  /** Idle workers kept for reuse. Default 2. */
+  /** Workers alive at once (running, idle or starting); runs beyond wait in the supervisor's queue, in order. Default 8. */
+  maxWorkers?: number;
+  /** Idle workers kept indefinitely; idle workers beyond this are retired after `idleRetireMs`. Default 2. */
   maxIdle?: number;
+  /** How long a surplus idle worker (beyond `maxIdle`) is kept for another run before it is retired. Default 10000. */
+  idleRetireMs?: number;
+  /**
+   * Workers spawned and warmed when the supervisor is created, so the first runs do not pay for a worker
+   * start (~100 ms each); kept at least this many alive after a crash. At most `maxWorkers`. Default 0.
+   */
+  warmWorkers?: number;
+  /** Limits of the warm-up run of `warmWorkers` (its `memoryMb` picks the module each worker loads first). Default: 64 MiB, 1 s. */
+  warmLimits?: EngineLimits;
+  /**
+   * Whether runs report busy time through a SharedArrayBuffer meter instead of busy/idle messages.
+   * Default: true where SharedArrayBuffer exists. (False only to test the message path.)
+   */
+  sharedMeter?: boolean;
   /** Time a new worker has to answer "ready". Default 15000. */
   readyTimeoutMs?: number;
 }
@@ -38,6 +59,7 @@ export interface RunHandlers {
 }
 
 const WARM_UP_CODE = "const a = [1, 2, 3].map((x) => x * 2); console.log(a); return a.length;";
+const DEFAULT_WARM_LIMITS: EngineLimits = { timeoutMs: 1000, memoryMb: 64, outputBytes: 65536, maxPendingCalls: 16 };
 let nonceCounter = 0;
 
 function newNonce(): string {
@@ -93,7 +115,7 @@ class PooledWorker {
   }
 
   /** Runs one program on this worker; resolves with its outcome, never rejects. */
-  async execute(input: RunInput, handlers: RunHandlers, graceMs: number): Promise<EngineOutcome> {
+  async execute(input: RunInput, handlers: RunHandlers, graceMs: number, sharedMeter: boolean): Promise<EngineOutcome> {
     try {
       await this.ready;
     } catch (error) {
@@ -122,6 +144,18 @@ class PooledWorker {
         resolve(outcome);
       };
       const budget = input.limits.timeoutMs + graceMs;
+      const timeOut = (): void => {
+        finish(failed("Timeout", `the program ran longer than ${input.limits.timeoutMs} ms`, logs, order));
+        this.kill();
+      };
+      const metered = sharedMeter ? createMeter() : undefined;
+      // With a meter the watchdog wakes when the budget could first be spent and re-arms for what is left.
+      const check = (): void => {
+        if (settled || !metered) return;
+        const busy = meterBusyMs(metered.view, metered.meter.base);
+        if (busy >= budget) timeOut();
+        else watchdog = setTimeout(check, Math.max(5, budget - busy));
+      };
       const onAbort = (): void => {
         if (settled) return;
         this.send({ type: "cancel", nonce });
@@ -135,12 +169,10 @@ class PooledWorker {
         if (settled || !("nonce" in message) || message.nonce !== nonce) return;
         switch (message.type) {
           case "busy":
+            if (metered) break;
             if (message.busy && busySince === undefined) {
               busySince = Date.now();
-              watchdog = setTimeout(() => {
-                finish(failed("Timeout", `the program ran longer than ${input.limits.timeoutMs} ms`, logs, order));
-                this.kill();
-              }, Math.max(0, budget - busyTotal));
+              watchdog = setTimeout(timeOut, Math.max(0, budget - busyTotal));
             } else if (!message.busy && busySince !== undefined) {
               busyTotal += Date.now() - busySince;
               busySince = undefined;
@@ -168,7 +200,10 @@ class PooledWorker {
         return;
       }
       handlers.signal?.addEventListener("abort", onAbort, { once: true });
-      this.send({ type: "run", nonce, input });
+      if (metered) {
+        this.send({ type: "run", nonce, input, meter: metered.meter });
+        watchdog = setTimeout(check, budget);
+      } else this.send({ type: "run", nonce, input });
     });
   }
 
@@ -199,82 +234,208 @@ class PooledWorker {
   }
 }
 
+interface Waiter {
+  /** Hands the waiting run a worker (possibly one that failed to start: its run then fails at once), or undefined on dispose. */
+  take(worker: PooledWorker | undefined): void;
+}
+
 export class SandboxSupervisor {
+  /** Idle workers, in the order they were released (the one idle longest first). */
   private readonly idle: PooledWorker[] = [];
-  private readonly busy = new Set<PooledWorker>();
+  private readonly all = new Set<PooledWorker>();
+  private readonly queue: Waiter[] = [];
   private readonly graceMs: number;
+  private readonly maxWorkers: number;
   private readonly maxIdle: number;
+  private readonly idleRetireMs: number;
+  private readonly warmWorkers: number;
   private readonly readyTimeoutMs: number;
+  private readonly sharedMeter: boolean;
+  private retireTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Workers being warmed by `prewarm`/refill, not yet promised to a run: a run waits for one rather than spawn. */
+  private warming = 0;
   private lastLimits: EngineLimits | undefined;
   private disposed = false;
 
   constructor(private readonly options: SupervisorOptions) {
     this.graceMs = options.graceMs ?? 1000;
-    this.maxIdle = options.maxIdle ?? 2;
+    this.maxWorkers = Math.max(1, Math.floor(options.maxWorkers ?? 8));
+    this.maxIdle = Math.max(0, Math.floor(options.maxIdle ?? 2));
+    this.idleRetireMs = options.idleRetireMs ?? 10_000;
+    this.warmWorkers = Math.min(this.maxWorkers, Math.max(0, Math.floor(options.warmWorkers ?? 0)));
     this.readyTimeoutMs = options.readyTimeoutMs ?? 15_000;
+    this.sharedMeter = options.sharedMeter ?? typeof SharedArrayBuffer === "function";
+    if (this.warmWorkers > 0) void this.prewarm(options.warmLimits ?? DEFAULT_WARM_LIMITS, this.warmWorkers);
   }
 
-  /** Runs one attempt on a pooled worker. Never rejects. */
+  /** Workers alive now (running, idle or starting), for tests and monitoring. */
+  get size(): number {
+    return this.all.size;
+  }
+
+  /** Runs waiting for a worker because all `maxWorkers` are busy. */
+  get queued(): number {
+    return this.queue.length;
+  }
+
+  /** Runs one attempt on a pooled worker, waiting in the queue if every worker is busy. Never rejects. */
   async run(input: RunInput, handlers: RunHandlers): Promise<EngineOutcome> {
     if (this.disposed) return failed("Unavailable", "the sandbox supervisor is disposed", [], []);
+    if (handlers.signal?.aborted) return failed("Cancelled", "the run was cancelled", [], []);
     this.lastLimits = input.limits;
-    let worker = this.takeIdle();
-    if (!worker) {
-      worker = this.spawn();
-      if (!worker) return failed("Unavailable", "the sandbox worker could not be spawned", [], []);
-      await this.warmUp(worker, input.limits);
-    }
-    this.busy.add(worker);
-    const outcome = await worker.execute(input, handlers, this.graceMs);
-    this.busy.delete(worker);
-    if (worker.dead) this.replace();
-    else this.release(worker);
+    const got = await this.acquire(input.limits, handlers.signal);
+    if ("outcome" in got) return got.outcome;
+    const worker = got.worker;
+    const outcome = await worker.execute(input, handlers, this.graceMs, this.sharedMeter);
+    this.release(worker);
     return outcome;
   }
 
-  /** Spawns and warms one worker ahead of demand if none is idle. */
-  async prewarm(limits: EngineLimits): Promise<void> {
+  /** Spawns and warms workers ahead of demand until `count` are idle or starting (at most `maxWorkers` in all). */
+  async prewarm(limits: EngineLimits, count = 1): Promise<void> {
     this.lastLimits = limits;
-    if (this.disposed || this.idle.length > 0) return;
-    const worker = this.spawn();
-    if (!worker) return;
-    await this.warmUp(worker, limits);
-    this.release(worker);
+    const starting: Promise<void>[] = [];
+    while (!this.disposed && this.idle.length + starting.length < count && this.all.size < this.maxWorkers) {
+      const worker = this.spawn();
+      if (!worker) break;
+      starting.push(this.warmAhead(worker, limits));
+    }
+    await Promise.all(starting);
   }
 
-  /** Terminates every worker; runs in progress fail `Unavailable`. */
+  /** Terminates every worker; runs in progress fail `Unavailable`, and so do runs still queued. */
   dispose(): void {
     this.disposed = true;
-    for (const worker of [...this.idle, ...this.busy]) worker.kill();
+    clearTimeout(this.retireTimer);
+    for (const worker of [...this.all]) worker.kill();
+    this.all.clear();
     this.idle.length = 0;
+    for (const waiter of this.queue.splice(0)) waiter.take(undefined);
   }
 
+  private async acquire(limits: EngineLimits, signal: AbortSignal | undefined): Promise<{ worker: PooledWorker } | { outcome: EngineOutcome }> {
+    let worker = this.takeIdle();
+    if (worker) return { worker };
+    for (const member of this.all) if (member.dead && !this.idle.includes(member)) this.all.delete(member);
+    if (this.all.size < this.maxWorkers && this.warming <= this.queue.length) {
+      worker = this.spawn();
+      if (!worker) return { outcome: failed("Unavailable", "the sandbox worker could not be spawned", [], []) };
+      await this.warmUp(worker, limits);
+      return { worker };
+    }
+    return new Promise((resolve) => {
+      const onAbort = (): void => {
+        const at = this.queue.indexOf(waiter);
+        if (at >= 0) this.queue.splice(at, 1);
+        resolve({ outcome: failed("Cancelled", "the run was cancelled", [], []) });
+      };
+      const waiter: Waiter = {
+        take: (taken) => {
+          signal?.removeEventListener("abort", onAbort);
+          if (taken) resolve({ worker: taken });
+          else resolve({ outcome: failed("Unavailable", "the sandbox supervisor is disposed", [], []) });
+        },
+      };
+      this.queue.push(waiter);
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+
+  /**
+   * The idle worker released second most recently, or the only one. Not the last released: it posted its
+   * outcome moments ago and is probably still preparing its next context. Not the longest idle either: each
+   * worker has its own JIT, so spreading back-to-back runs over all of them keeps every one cold.
+   */
   private takeIdle(): PooledWorker | undefined {
-    let worker = this.idle.pop();
-    while (worker?.dead) worker = this.idle.pop();
-    return worker;
+    for (let i = this.idle.length - 1; i >= 0; i--) {
+      const member = this.idle[i] as PooledWorker;
+      if (member.dead) {
+        this.idle.splice(i, 1);
+        this.all.delete(member);
+      }
+    }
+    if (this.idle.length === 0) return undefined;
+    return this.idle.splice(Math.max(0, this.idle.length - 2), 1)[0];
   }
 
   private spawn(): PooledWorker | undefined {
     try {
-      return new PooledWorker(this.options.spawn(), this.readyTimeoutMs);
+      const worker = new PooledWorker(this.options.spawn(), this.readyTimeoutMs);
+      this.all.add(worker);
+      return worker;
     } catch {
       return undefined;
     }
   }
 
+  /** Warms a worker no run asked for yet, then hands it to the queue or the idle list. */
+  private async warmAhead(worker: PooledWorker, limits: EngineLimits): Promise<void> {
+    this.warming += 1;
+    try {
+      await this.warmUp(worker, limits);
+    } finally {
+      this.warming -= 1;
+    }
+    this.release(worker, true);
+  }
+
   private async warmUp(worker: PooledWorker, limits: EngineLimits): Promise<void> {
-    const input: RunInput = { code: WARM_UP_CODE, time: 0, seed: 0, limits, bindings: [], vaultNames: [] };
-    await worker.execute(input, { call: async () => ({ type: "stop", reason: "Unavailable", message: "warm-up" }) }, this.graceMs);
+    // The run's memory size picks the module to load; its time limit must not cut a cold worker's first run short.
+    const warmLimits = { ...limits, timeoutMs: Math.max(limits.timeoutMs, DEFAULT_WARM_LIMITS.timeoutMs * 10) };
+    const input: RunInput = { code: WARM_UP_CODE, time: 0, seed: 0, limits: warmLimits, bindings: [], vaultNames: [] };
+    await worker.execute(input, { call: async () => ({ type: "stop", reason: "Unavailable", message: "warm-up" }) }, this.graceMs, this.sharedMeter);
   }
 
-  private release(worker: PooledWorker): void {
-    if (this.disposed || worker.dead || this.idle.length >= this.maxIdle) worker.kill();
-    else this.idle.push(worker);
+  /**
+   * A worker whose run ended: to the next queued run, else to the idle list. A worker that died in a run is
+   * replaced (refill); one that died warming up is not (an engine that cannot load would respawn forever),
+   * but a queued run still takes it and fails at once rather than wait for a worker that never comes.
+   */
+  private release(worker: PooledWorker, warmUp = false): void {
+    if (this.disposed) {
+      worker.kill();
+      return;
+    }
+    if (worker.dead && !warmUp) {
+      this.all.delete(worker);
+      this.refill();
+      return;
+    }
+    const waiter = this.queue.shift();
+    if (waiter) {
+      waiter.take(worker);
+      return;
+    }
+    if (worker.dead) {
+      this.all.delete(worker);
+      return;
+    }
+    this.idle.push(worker);
+    this.scheduleRetire();
   }
 
-  private replace(): void {
-    if (this.disposed || this.idle.length > 0 || !this.lastLimits) return;
-    void this.prewarm(this.lastLimits);
+  /** After a worker died: a queued run gets a new worker, and the pool keeps `warmWorkers` (at least one) warm. */
+  private refill(): void {
+    for (const worker of this.all) if (worker.dead) this.all.delete(worker);
+    if (this.queue.length > 0 && this.all.size < this.maxWorkers) {
+      const replacement = this.spawn();
+      if (replacement) void this.warmAhead(replacement, this.lastLimits ?? DEFAULT_WARM_LIMITS);
+      return;
+    }
+    if (this.lastLimits) void this.prewarm(this.lastLimits, Math.max(1, this.warmWorkers));
+  }
+
+  private scheduleRetire(): void {
+    if (this.retireTimer !== undefined || this.idle.length <= Math.max(this.maxIdle, this.warmWorkers)) return;
+    this.retireTimer = setTimeout(() => {
+      this.retireTimer = undefined;
+      const keep = Math.max(this.maxIdle, this.warmWorkers);
+      while (this.idle.length > keep) {
+        const worker = this.idle.shift() as PooledWorker;
+        this.all.delete(worker);
+        worker.kill();
+      }
+    }, this.idleRetireMs);
+    (this.retireTimer as { unref?: () => void }).unref?.();
   }
 }

@@ -1,11 +1,13 @@
 /**
  * The worker side of contracts/worker-protocol.ts, shared by the browser Web Worker and the Node worker
  * thread: loads the engine once, answers "ready" (with `error` at once if it could not load), runs one
- * program at a time, forwards its calls, logs and busy/idle changes to the driver, and resolves calls with
- * the driver's answers. Messages for another nonce are ignored. Runtime-neutral: the two entry files only adapt postMessage.
+ * program at a time, forwards its calls, logs and busy/idle changes to the driver (into the run's shared
+ * busy meter when it sent one, else as "busy" messages), and resolves calls with the driver's answers.
+ * Right after posting an outcome it prepares the next run's context, so that cost stays off the next start. Messages for another nonce are ignored. Runtime-neutral: the two entry files only adapt postMessage.
  */
 import type { HostCallAnswer } from "../contracts/engine";
 import { isToWorker, type ToWorker } from "../contracts/worker-protocol";
+import { meterWriter } from "./busy-meter";
 import { loadEngine, type Engine } from "./engine";
 import type { WorkerMessage } from "./ready";
 
@@ -66,12 +68,13 @@ export function serveEngine(io: WorkerIo, load: () => Promise<Engine> = loadEngi
             io.post({ type: "call", nonce, call });
           }),
         onLog: (line) => io.post({ type: "log", nonce, line }),
-        onBusy: (busy) => io.post({ type: "busy", nonce, busy }),
+        onBusy: meterWriter(message.meter) ?? ((busy) => io.post({ type: "busy", nonce, busy })),
         signal: run.controller.signal,
       })
       .then((outcome) => {
         active = undefined;
         io.post({ type: "done", nonce, outcome });
+        loaded.prepareNext?.();
       });
   };
 

@@ -282,6 +282,35 @@ describe("limits", () => {
     await expectHealthy();
   });
 
+  it("delivers large call results exactly, whatever their characters (the encodeInto copy and its fallback)", async () => {
+    const texts = {
+      ascii: "row,".repeat(5000),
+      mixed: "é中😀\u0000x".repeat(3000),
+      lone: "a\uD800b\uDC00c".repeat(1000) + "\uD83D",
+    };
+    for (const [name, text] of Object.entries(texts)) {
+      // Raw characters in the JSON text (JSON.stringify would escape the lone surrogates and the NUL).
+      const resultJson = `{"text":"${text.replace(/\u0000/g, "\\u0000")}"}`;
+      const host = fakeHost(() => ({ type: "ok", resultJson }));
+      const outcome = await run(
+        `const r = await apps.work_calendar.list_events({}); const codes = [];
+         for (let i = 0; i < r.text.length; i += 997) codes.push(r.text.charCodeAt(i));
+         return { length: r.text.length, codes, last: r.text.charCodeAt(r.text.length - 1) };`,
+        { limits: { outputBytes: 1 << 20 } },
+        host,
+      );
+      const codes = [];
+      for (let i = 0; i < text.length; i += 997) codes.push(text.charCodeAt(i));
+      expect(parseValue(outcome), name).toEqual({ length: text.length, codes, last: text.charCodeAt(text.length - 1) });
+    }
+  });
+
+  it("counts the return value's UTF-8 bytes exactly at the output limit", async () => {
+    // 400 × "é" is 800 bytes of UTF-8, plus 2 quotes: 802; the quick 3-bytes-per-unit bound would say 1206.
+    expect(parseValue(await run(`return "é".repeat(400)`, { limits: { outputBytes: 802 } }))).toBe("é".repeat(400));
+    expect(await run(`return "é".repeat(400)`, { limits: { outputBytes: 801 } })).toMatchObject({ status: "failed", reason: "OutputTooLarge" });
+  });
+
   it("turns deep recursion into a catchable InternalError", async () => {
     const outcome = await run(`
       function down(n) { return down(n + 1) + 1; }

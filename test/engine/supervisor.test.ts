@@ -3,8 +3,8 @@
  * calls and logs, pooling, the watchdog for built-ins the interrupt handler never reaches, cancel,
  * crashed workers, and the same outcome as the in-process engine for the same input.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { LogLine } from "@/contracts/engine";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import type { HostCallAnswer, LogLine } from "@/contracts/engine";
 import { spawnNodeWorker } from "@/worker/node-port";
 import type { Engine } from "@/worker/engine";
 import { SandboxSupervisor, type WorkerPort } from "@/worker/supervisor";
@@ -163,4 +163,147 @@ describe("a worker whose engine cannot load", () => {
     send({ type: "run", nonce: "n1", input: input("return 1") });
     expect(posted[1]).toMatchObject({ type: "done", nonce: "n1", outcome: { status: "failed", reason: "Unavailable" } });
   });
+});
+
+/** A host whose calls wait until released (all, or one run's); records which run (by its `{ run }` argument) called, in order. */
+function gatedHost() {
+  const started: number[] = [];
+  const gates = new Map<number, () => void>();
+  const open = (run: number) => {
+    gates.get(run)?.();
+    gates.delete(run);
+  };
+  return {
+    started,
+    release: () => [...gates.keys()].forEach(open),
+    releaseRun: open,
+    call: (req: { argsJson: string }) =>
+      new Promise<HostCallAnswer>((resolve) => {
+        const { run } = JSON.parse(req.argsJson) as { run: number };
+        started.push(run);
+        gates.set(run, () => resolve({ type: "ok", resultJson: req.argsJson }));
+      }),
+  };
+}
+
+const GATED = (run: number) => `return (await apps.work_calendar.list_events({ run: ${run} })).run;`;
+
+describe("the worker pool", () => {
+  it("never has more than maxWorkers workers; runs beyond wait in the supervisor's queue, in order", async () => {
+    let count = 0;
+    const local = new SandboxSupervisor({ spawn: () => (count++, spawnNodeWorker()), maxWorkers: 2 });
+    try {
+      const host = gatedHost();
+      const runs = [0, 1, 2, 3, 4].map((run) => local.run(input(GATED(run)), host));
+      expect(local.queued).toBe(3);
+      await vi.waitFor(() => expect([...host.started].sort()).toEqual([0, 1]), { timeout: 20_000 });
+      // Each finished run frees one worker, which goes to the longest-waiting queued run.
+      for (const [finished, next] of [[0, 2], [1, 3], [2, 4]] as const) {
+        host.releaseRun(finished);
+        await vi.waitFor(() => expect(host.started.length).toBe(next + 1), { timeout: 20_000 });
+        expect(host.started[next]).toBe(next);
+      }
+      host.release();
+      expect((await Promise.all(runs)).map(parseValue)).toEqual([0, 1, 2, 3, 4]);
+      expect(count).toBe(2);
+      expect(local.size).toBe(2);
+    } finally {
+      local.dispose();
+    }
+  });
+
+  it("takes a cancelled run out of the queue, and fails queued runs Unavailable on dispose", async () => {
+    const local = new SandboxSupervisor({ spawn: () => spawnNodeWorker(), maxWorkers: 1 });
+    const host = gatedHost();
+    const first = local.run(input(GATED(0)), host);
+    const controller = new AbortController();
+    const cancelled = local.run(input(GATED(1)), { call: host.call, signal: controller.signal });
+    const third = local.run(input(GATED(2)), host);
+    expect(local.queued).toBe(2);
+    controller.abort();
+    expect(await cancelled).toMatchObject({ status: "failed", reason: "Cancelled" });
+    expect(local.queued).toBe(1);
+    await vi.waitFor(() => expect(host.started).toEqual([0]), { timeout: 20_000 });
+    host.release();
+    expect(parseValue(await first)).toBe(0);
+    await vi.waitFor(() => expect(host.started).toEqual([0, 2]), { timeout: 20_000 });
+    const fourth = local.run(input(GATED(3)), host);
+    local.dispose();
+    expect(await third).toMatchObject({ status: "failed", reason: "Unavailable" });
+    expect(await fourth).toMatchObject({ status: "failed", reason: "Unavailable" });
+    expect(host.started).toEqual([0, 2]);
+  });
+
+  it("starts warmWorkers at creation and runs on them without spawning more", async () => {
+    let count = 0;
+    const local = new SandboxSupervisor({ spawn: () => (count++, spawnNodeWorker()), warmWorkers: 3, maxIdle: 3 });
+    try {
+      expect(count).toBe(3);
+      const host = gatedHost();
+      const runs = [0, 1, 2].map((run) => local.run(input(GATED(run)), host));
+      await vi.waitFor(() => expect(host.started.length).toBe(3), { timeout: 20_000 });
+      host.release();
+      expect((await Promise.all(runs)).map(parseValue)).toEqual([0, 1, 2]);
+      expect(count).toBe(3);
+    } finally {
+      local.dispose();
+    }
+  });
+
+  it("retires idle workers beyond maxIdle after idleRetireMs", async () => {
+    const local = new SandboxSupervisor({ spawn: () => spawnNodeWorker(), maxIdle: 1, idleRetireMs: 50 });
+    try {
+      const host = gatedHost();
+      const runs = [0, 1, 2].map((run) => local.run(input(GATED(run)), host));
+      await vi.waitFor(() => expect(host.started.length).toBe(3), { timeout: 20_000 });
+      expect(local.size).toBe(3);
+      host.release();
+      await Promise.all(runs);
+      await vi.waitFor(() => expect(local.size).toBe(1), { timeout: 20_000 });
+      expect(parseValue(await local.run(input("return 9"), fakeHost()))).toBe(9);
+    } finally {
+      local.dispose();
+    }
+  });
+});
+
+describe("the busy-time watchdog", () => {
+  for (const sharedMeter of [true, false]) {
+    const path = sharedMeter ? "shared-memory meter" : "busy/idle messages";
+    it(`terminates a worker stuck in a built-in (${path})`, async () => {
+      const local = new SandboxSupervisor({ spawn: () => spawnNodeWorker(), graceMs: 300, sharedMeter });
+      try {
+        const outcome = await local.run(input("return Array.prototype.indexOf.call({ length: 2 ** 32 - 1 }, 1);", { limits: { timeoutMs: 200 } }), fakeHost());
+        expect(outcome).toMatchObject({ status: "failed", reason: "Timeout" });
+        expect(parseValue(await local.run(input("return 2"), fakeHost()))).toBe(2);
+      } finally {
+        local.dispose();
+      }
+    });
+
+    it(`does not count time spent waiting for calls (${path})`, async () => {
+      let busyMessages = 0;
+      const counted = (): WorkerPort => {
+        const port = spawnNodeWorker();
+        return {
+          ...port,
+          onMessage: (listener) =>
+            port.onMessage((message) => {
+              if ((message as { type?: string }).type === "busy") busyMessages++;
+              listener(message);
+            }),
+        };
+      };
+      const local = new SandboxSupervisor({ spawn: counted, graceMs: 100, sharedMeter });
+      try {
+        const slow = fakeHost(() => new Promise((resolve) => setTimeout(() => resolve({ type: "ok", resultJson: "1" }), 700)));
+        const outcome = await local.run(input(`return await apps.work_calendar.list_events({});`, { limits: { timeoutMs: 100 } }), slow);
+        expect(parseValue(outcome)).toBe(1);
+        if (sharedMeter) expect(busyMessages).toBe(0);
+        else expect(busyMessages).toBeGreaterThan(0);
+      } finally {
+        local.dispose();
+      }
+    });
+  }
 });

@@ -1,0 +1,113 @@
+/**
+ * The browser benchmark's page: the page path (SandboxSupervisor over Web Workers of worker/browser-worker.ts,
+ * tools answered by this page) beside bare quickjs-emscripten in a Web Worker, the same workloads as the
+ * Node benchmark, interleaved turns, second of two back-to-back runs timed; plus cold start (new supervisor
+ * and worker: module load + first run). Exposes `runBench()` for scripts/bench-sandbox-browser.mjs.
+ */
+import { SandboxSupervisor } from "../../worker/supervisor.ts";
+import { WORKLOADS, ROWS_JSON, median } from "../bench-workloads.mjs";
+
+const LIMITS = { timeoutMs: 10_000, memoryMb: 64, outputBytes: 1 << 20, maxPendingCalls: 128 };
+const input = (code) => ({ code, time: 0, seed: 1, limits: LIMITS, bindings: ["bench.echo", "bench.rows", "bench.slow"], vaultNames: [] });
+
+function answer(binding, argsJson) {
+  if (binding === "bench.rows") return Promise.resolve({ type: "ok", resultJson: ROWS_JSON });
+  if (binding === "bench.slow") return new Promise((resolve) => setTimeout(() => resolve({ type: "ok", resultJson: "{\"ok\":true}" }), 20));
+  return Promise.resolve({ type: "ok", resultJson: argsJson });
+}
+
+function spawnSandbox() {
+  const worker = new Worker("./sandbox-worker.js", { type: "module" });
+  return {
+    post: (message) => worker.postMessage(message),
+    onMessage: (listener) => worker.addEventListener("message", (event) => listener(event.data)),
+    onError: (listener) => worker.addEventListener("error", (event) => (event.preventDefault(), listener(new Error(event.message)))),
+    terminate: () => worker.terminate(),
+  };
+}
+
+function bareWorker() {
+  const worker = new Worker("./bare-worker.js", { type: "module" });
+  const runs = new Map();
+  let nextId = 0;
+  const ready = new Promise((resolve) => {
+    worker.addEventListener("message", (event) => {
+      const message = event.data;
+      if (message.type === "ready") resolve();
+      else if (message.type === "call") {
+        answer(message.binding, message.argsJson).then((result) =>
+          worker.postMessage({ type: "answer", callId: message.callId, resultJson: result.resultJson }),
+        );
+      } else if (message.type === "done") {
+        const settle = runs.get(message.id);
+        runs.delete(message.id);
+        settle(message.value);
+      }
+    });
+  });
+  const run = (code) =>
+    new Promise((resolve, reject) => {
+      const id = nextId++;
+      runs.set(id, (value) => (value === "failed" ? reject(new Error("bare run failed")) : resolve(value)));
+      worker.postMessage({ type: "run", id, code });
+    });
+  return { ready, run, terminate: () => worker.terminate() };
+}
+
+async function completed(promise) {
+  const outcome = await promise;
+  if (outcome.status !== "completed") throw new Error(`page run failed: ${JSON.stringify(outcome).slice(0, 300)}`);
+  return outcome;
+}
+
+async function coldStarts(samples) {
+  const ours = [];
+  const bare = [];
+  for (let i = 0; i < samples; i++) {
+    let started = performance.now();
+    const supervisor = new SandboxSupervisor({ spawn: spawnSandbox });
+    await completed(supervisor.run(input("return 1+1"), { call: (req) => answer(req.binding, req.argsJson) }));
+    ours.push(performance.now() - started);
+    supervisor.dispose();
+    started = performance.now();
+    const worker = bareWorker();
+    await worker.ready;
+    await worker.run("return 1+1");
+    bare.push(performance.now() - started);
+    worker.terminate();
+  }
+  return { first: { ours: ours[0], bare: bare[0] }, ours: median(ours.slice(1)), bare: median(bare.slice(1)) };
+}
+
+window.runBench = async () => {
+  const cold = await coldStarts(9);
+  const supervisor = new SandboxSupervisor({ spawn: spawnSandbox, maxWorkers: 8, maxIdle: 8 });
+  await supervisor.prewarm(LIMITS, 8);
+  const bare = bareWorker();
+  await bare.ready;
+  const handlers = { call: (req) => answer(req.binding, req.argsJson) };
+  const systems = [
+    ["bare", (code) => bare.run(code)],
+    ["page", (code) => completed(supervisor.run(input(code), handlers))],
+  ];
+  const results = {};
+  for (const workload of WORKLOADS) {
+    const once = (runOne) =>
+      workload.parallel ? Promise.all(Array.from({ length: workload.parallel }, () => runOne(workload.code))) : runOne(workload.code);
+    const times = { bare: [], page: [] };
+    const n = Math.max(5, Math.ceil(workload.n / 2));
+    for (let i = 0; i < workload.warm + n; i++) {
+      for (let k = 0; k < systems.length; k++) {
+        const [name, runOne] = systems[(i + k) % systems.length];
+        await once(runOne);
+        const started = performance.now();
+        await once(runOne);
+        if (i >= workload.warm) times[name].push(performance.now() - started);
+      }
+    }
+    results[workload.name] = { bare: median(times.bare), page: median(times.page) };
+  }
+  supervisor.dispose();
+  bare.terminate();
+  return { cold, results, crossOriginIsolated: self.crossOriginIsolated === true, userAgent: navigator.userAgent };
+};

@@ -1,0 +1,64 @@
+/**
+ * The busy-time meter of contracts/worker-protocol.ts (`BusyMeter`): the worker writes how long guest code
+ * has run into shared memory and the supervisor's watchdog reads it, so a run exchanges no busy/idle
+ * messages. Used only where SharedArrayBuffer exists (Node worker threads; cross-origin isolated pages);
+ * elsewhere the worker keeps sending "busy" messages. Free of the engine, so the supervisor's bundle stays small.
+ */
+import type { BusyMeter } from "../contracts/worker-protocol";
+
+const TOTAL_US = 0;
+const SINCE_MS = 1;
+
+/** Milliseconds on a clock both sides of a worker boundary share (absolute, sub-millisecond). */
+export function meterClock(): number {
+  if (typeof performance !== "undefined" && typeof performance.now === "function" && typeof performance.timeOrigin === "number") {
+    return performance.timeOrigin + performance.now();
+  }
+  return Date.now();
+}
+
+/** A new meter for one run, or undefined where memory cannot be shared. */
+export function createMeter(): { meter: BusyMeter; view: Int32Array } | undefined {
+  if (typeof SharedArrayBuffer !== "function" || typeof Atomics !== "object") return undefined;
+  try {
+    const buffer = new SharedArrayBuffer(8);
+    const view = new Int32Array(buffer);
+    view[SINCE_MS] = -1;
+    return { meter: { buffer, base: meterClock() }, view };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Guest time so far on `view`, in ms, the slice in progress included. */
+export function meterBusyMs(view: Int32Array, base: number): number {
+  const total = Atomics.load(view, TOTAL_US) / 1000;
+  const since = Atomics.load(view, SINCE_MS);
+  return since < 0 ? total : total + Math.max(0, meterClock() - base - since);
+}
+
+/**
+ * The worker's side: an `onBusy` that records slices into the meter, or undefined if `meter` is not a
+ * usable one (it arrived over postMessage: check it). Nested `true` calls keep the first slice start.
+ */
+export function meterWriter(meter: unknown): ((busy: boolean) => void) | undefined {
+  if (typeof SharedArrayBuffer !== "function" || typeof meter !== "object" || meter === null) return undefined;
+  const { buffer, base } = meter as Partial<BusyMeter>;
+  if (!(buffer instanceof SharedArrayBuffer) || buffer.byteLength < 8 || typeof base !== "number" || !Number.isFinite(base)) {
+    return undefined;
+  }
+  const view = new Int32Array(buffer, 0, 2);
+  let sliceStart: number | undefined;
+  return (busy) => {
+    if (busy) {
+      if (sliceStart !== undefined) return;
+      sliceStart = meterClock();
+      Atomics.store(view, SINCE_MS, Math.max(0, Math.floor(sliceStart - base)));
+    } else if (sliceStart !== undefined) {
+      const us = Math.round((meterClock() - sliceStart) * 1000);
+      sliceStart = undefined;
+      Atomics.store(view, SINCE_MS, -1);
+      Atomics.add(view, TOTAL_US, us);
+    }
+  };
+}
