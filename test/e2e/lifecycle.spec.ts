@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect, test } from "@playwright/test";
 
-const PORT = 3150;
+const PORT = Number(process.env.OPENBOT_E2E_PORT ?? 3100) + 50;
 const base = `http://127.0.0.1:${PORT}`;
 
 function start(dataDir: string): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
