@@ -12,7 +12,15 @@ import type { ChatMessageView } from "@/server/services/agent/turns";
 import { runTicketInBrowser } from "../_lib/run-in-browser";
 import { useTRPC, useTRPCClient } from "../_lib/trpc";
 import { JsonTree } from "./json-tree";
+import { Markdown } from "./markdown";
 import { RunCard } from "./run-card";
+
+/** Example tasks an empty chat offers (they fill the composer; nothing is sent until Send). */
+const SUGGESTIONS = [
+  "Which calendar meetings on 2026-10-23 and 2026-10-24 have more than 10 attendees?",
+  "Read my notes and draft an email to the team",
+  "Summarise my week as a Markdown table",
+];
 
 export function ChatThread({ chatId, runs, beforeComposer }: { chatId: string; runs: CodeRunRecord[]; beforeComposer?: React.ReactNode }) {
   const trpc = useTRPC();
@@ -23,10 +31,17 @@ export function ChatThread({ chatId, runs, beforeComposer }: { chatId: string; r
   const [activeTurn, setActiveTurn] = useState<string | null>(null);
   const [draft, setDraft] = useState("");
   const claimed = useRef(new Set<string>());
+  // Set synchronously on submit, so a second Enter before React re-renders cannot send again.
+  const sending = useRef(false);
+  const [stopped, setStopped] = useState(false);
 
   const refresh = () => {
     void queryClient.invalidateQueries({ queryKey: trpc.turns.messages.queryKey({ chatId }) });
     void queryClient.invalidateQueries({ queryKey: trpc.codeRuns.listByChat.queryKey({ chatId }) });
+  };
+  const refreshChat = () => {
+    void queryClient.invalidateQueries({ queryKey: trpc.chats.byId.queryKey({ id: chatId }) });
+    void queryClient.invalidateQueries({ queryKey: trpc.chats.list.queryKey() });
   };
 
   useSubscription(
@@ -35,6 +50,7 @@ export function ChatThread({ chatId, runs, beforeComposer }: { chatId: string; r
       {
         onData: (event) => {
           if (event.type === "turn-start") {
+            setStopped(false);
             setActiveTurn(event.turnId);
             setStreaming({ turnId: event.turnId, text: "" });
           } else if (event.type === "text-delta") {
@@ -50,8 +66,14 @@ export function ChatThread({ chatId, runs, beforeComposer }: { chatId: string; r
               .finally(refresh);
           } else if (event.type === "turn-end") {
             if (event.turnId) setActiveTurn((t) => (t === event.turnId ? null : t));
-            setStreaming(null);
+            if (event.status === "Cancelled") setStopped(true);
+            // The streamed text stays on screen until the stored messages (which keep it) have loaded.
+            void queryClient
+              .invalidateQueries({ queryKey: trpc.turns.messages.queryKey({ chatId }) })
+              .finally(() => setStreaming((s) => (s && s.turnId === event.turnId ? null : s)));
             refresh();
+          } else if (event.type === "chat-title") {
+            refreshChat();
           } else {
             refresh();
           }
@@ -67,6 +89,9 @@ export function ChatThread({ chatId, runs, beforeComposer }: { chatId: string; r
         setDraft("");
         refresh();
       },
+      onSettled: () => {
+        sending.current = false;
+      },
     }),
   );
   const stop = useMutation(trpc.turns.stop.mutationOptions({ onSettled: refresh }));
@@ -78,8 +103,23 @@ export function ChatThread({ chatId, runs, beforeComposer }: { chatId: string; r
         <Message key={m.id} message={m} runByCall={runByCall} />
       ))}
       {streaming && streaming.text && (
-        <div className="panel" data-testid="assistant-streaming">
-          <p style={{ margin: 0, whiteSpace: "pre-wrap" }}>{streaming.text}</p>
+        <div className="panel" data-testid="assistant-streaming" aria-busy={activeTurn === streaming.turnId}>
+          <Markdown text={streaming.text} />
+        </div>
+      )}
+      <p className="sr-only" aria-live="polite" data-testid="turn-status">
+        {activeTurn ? (streaming?.text ? "The assistant is answering." : "The assistant is working.") : stopped ? "Stopped." : ""}
+      </p>
+      {messages.data?.length === 0 && !streaming && !activeTurn && (
+        <div className="panel stack" data-testid="suggestions">
+          <h2 style={{ margin: 0, fontSize: 16 }}>Try one of these</h2>
+          <div className="row">
+            {SUGGESTIONS.map((text) => (
+              <button key={text} type="button" className="suggestion" onClick={() => setDraft(text)}>
+                {text}
+              </button>
+            ))}
+          </div>
         </div>
       )}
       {beforeComposer}
@@ -88,7 +128,9 @@ export function ChatThread({ chatId, runs, beforeComposer }: { chatId: string; r
         aria-label="Message composer"
         onSubmit={(e) => {
           e.preventDefault();
-          if (draft.trim()) send.mutate({ chatId, message: draft });
+          if (!draft.trim() || sending.current || activeTurn) return;
+          sending.current = true;
+          send.mutate({ chatId, message: draft });
         }}
       >
         <div className="field">
@@ -117,7 +159,7 @@ export function ChatThread({ chatId, runs, beforeComposer }: { chatId: string; r
               Stop
             </button>
           )}
-          {activeTurn && <span className="muted small" role="status">The assistant is working…</span>}
+          {activeTurn && <span className="muted small" aria-hidden="true">The assistant is working…</span>}
         </div>
       </form>
     </div>
@@ -135,9 +177,19 @@ function Message({ message, runByCall }: { message: ChatMessageView; runByCall: 
   }
   return (
     <div className="stack" data-testid={`message-${message.role}`}>
-      {message.text && (
-        <div className="panel" style={message.role === "user" ? { marginLeft: "15%", background: "var(--code-bg)" } : undefined}>
+      {message.text && message.role === "user" && (
+        <div className="panel" style={{ marginLeft: "15%", background: "var(--code-bg)" }}>
           <p style={{ margin: 0, whiteSpace: "pre-wrap" }}>{message.text}</p>
+        </div>
+      )}
+      {message.text && message.role === "assistant" && (
+        <div className="panel stack" data-stopped={message.stopped ? "true" : undefined}>
+          <Markdown text={message.text} />
+          {message.stopped && (
+            <span className="stopped-mark" data-testid="stopped-mark" style={{ alignSelf: "flex-start" }}>
+              Stopped — the answer was cut short here
+            </span>
+          )}
         </div>
       )}
       {message.toolCalls.map((call) => {

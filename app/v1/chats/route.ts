@@ -2,5 +2,6 @@ import { rest } from "@/server/http/rest";
 import { createChat, listChats } from "@/server/services/chats";
 
 export const dynamic = "force-dynamic";
-export const GET = rest(({ ctx }) => listChats(ctx.platform.db, ctx.principal));
+/** `?query=` keeps the chats whose title contains it. */
+export const GET = rest(({ ctx, query }) => listChats(ctx.platform.db, ctx.principal, { query: query.get("query") ?? undefined }));
 export const POST = rest(({ ctx, body }) => createChat(ctx.platform.db, ctx.principal, body), { status: 201 });
