@@ -28,7 +28,7 @@ const busy = [today, tomorrow].flatMap((result) => result.structuredContent.even
 console.log("events", busy.length)
 return busy.filter((event) => event.attendees > 10).map((event) => event.title)`;
 
-export function ChatWorkspace({ chatId }: { chatId?: string }) {
+export function ChatWorkspace({ chatId, isAdmin = false }: { chatId?: string; isAdmin?: boolean }) {
   const trpc = useTRPC();
   const router = useRouter();
   const queryClient = useQueryClient();
@@ -74,7 +74,60 @@ export function ChatWorkspace({ chatId }: { chatId?: string }) {
         ))}
         {chats.data?.length === 0 && <p className="muted small">{query.trim() ? "No chat matches." : "No chats yet."}</p>}
       </aside>
-      {chatId ? <ChatView chatId={chatId} /> : <div className="panel muted">Pick a chat or start a new one.</div>}
+      {chatId ? <ChatView chatId={chatId} isAdmin={isAdmin} /> : <Home isAdmin={isAdmin} />}
+    </div>
+  );
+}
+
+/** The home page: for admins a first-run checklist (Code Mode, a model, Apps), then a pointer to the chats. */
+function Home({ isAdmin }: { isAdmin: boolean }) {
+  const trpc = useTRPC();
+  const mode = useQuery(trpc.chats.mode.queryOptions());
+  const apps = useQuery({ ...trpc.connections.list.queryOptions(), enabled: isAdmin });
+  const enabledApps = apps.data?.filter((a) => a.enabled).length ?? 0;
+  const steps = [
+    {
+      done: !!mode.data?.codeModeEnabled,
+      text: "Turn Code Mode on, so programs can call your Apps",
+      href: "/admin/settings",
+      link: "Open Settings",
+    },
+    {
+      done: !!mode.data?.modelConfigured,
+      text: "Set a model (an OpenAI-compatible endpoint such as Ollama, OpenAI or Anthropic); without one you write programs yourself",
+      href: "/admin/model",
+      link: "Open Model",
+    },
+    {
+      done: enabledApps > 0,
+      text: enabledApps > 0 ? `Review your Apps and their policies (${enabledApps} connected)` : "Connect an App (an MCP server)",
+      href: "/admin/apps",
+      link: "Open Apps",
+    },
+  ];
+  return (
+    <div className="stack">
+      {isAdmin && mode.data && (
+        <section className="panel stack" aria-labelledby="first-run-title" data-testid="first-run">
+          <h1 id="first-run-title" style={{ margin: 0, fontSize: 20 }}>
+            {steps.every((s) => s.done) ? "OpenBot is ready" : "Get OpenBot ready"}
+          </h1>
+          <ol className="checklist">
+            {steps.map((s) => (
+              <li key={s.href} data-done={s.done}>
+                <span aria-hidden="true" className="check-mark">{s.done ? "✓" : "○"}</span>
+                <span className="sr-only">{s.done ? "Done: " : "To do: "}</span>
+                <span style={{ flex: 1 }}>{s.text}</span>
+                <Link href={s.href}>{s.link}</Link>
+              </li>
+            ))}
+          </ol>
+        </section>
+      )}
+      <div className="panel muted">
+        {!isAdmin && <h1 style={{ margin: "0 0 6px", fontSize: 20, color: "var(--text)" }}>Chats</h1>}
+        Pick a chat or start a new one.
+      </div>
     </div>
   );
 }
@@ -167,7 +220,7 @@ function ChatHeader({ chatId, title, pinned }: { chatId: string; title: string; 
   );
 }
 
-function ChatView({ chatId }: { chatId: string }) {
+function ChatView({ chatId, isAdmin }: { chatId: string; isAdmin: boolean }) {
   const trpc = useTRPC();
   const client = useTRPCClient();
   const queryClient = useQueryClient();
@@ -231,8 +284,8 @@ function ChatView({ chatId }: { chatId: string }) {
   const records = runs.data ?? [];
   const pendingCards = (
     <>
-      {decisions.data?.map((d) => (
-        <DecisionCard key={d.id} decision={d} />
+      {decisions.data?.map((d, i) => (
+        <DecisionCard key={d.id} decision={d} autoFocus={i === 0} />
       ))}
       {inputs.data?.map((i) => (
         <InputForm key={i.operationId} input={i} />
@@ -247,6 +300,12 @@ function ChatView({ chatId }: { chatId: string }) {
         <p className="banner" data-testid="manual-mode">
           No model is configured, so this chat is in manual mode: write a program and run it. It runs in this page&apos;s
           sandbox and calls your Apps as <code>apps.&lt;app&gt;.&lt;tool&gt;(…)</code>.
+          {isAdmin && (
+            <>
+              {" "}
+              <Link href="/admin/model">Set a model</Link> to chat with one.
+            </>
+          )}
         </p>
       )}
       {mode.data?.modelConfigured ? (

@@ -1,6 +1,7 @@
 "use client";
 /** One code run: its program, status, log lines, App calls with status and duration, and its value. */
 import { useMutation, useQueryClient } from "@tanstack/react-query";
+import Link from "next/link";
 import type { CodeRunRecord } from "@/contracts/code-run";
 import { useTRPC } from "../_lib/trpc";
 import type { LogLine } from "@/contracts/engine";
@@ -76,6 +77,11 @@ export function RunCard({ run, liveLogs }: { run: CodeRunRecord; liveLogs?: LogL
             <strong>{result.reason}</strong>: {result.message}
           </p>
           <p className="muted small" style={{ margin: 0 }}>Error id {result.errorId}</p>
+          {result.reason === "Unavailable" && /Code Mode is off/.test(result.message) && (
+            <p className="small" style={{ margin: 0 }}>
+              <Link href="/admin/settings">Turn Code Mode on in Settings</Link> (admins).
+            </p>
+          )}
         </section>
       )}
     </article>

@@ -211,3 +211,56 @@ test("chat management over REST: PATCH and DELETE /v1/chats/:id with their check
   expect(await (await request.get(`/v1/decisions?status=pending&chatId=${theirs.id}`, { headers: admin })).json()).toEqual([]);
   expect((await request.delete(`/v1/chats/${theirs.id}`, { headers: admin })).status()).toBe(404);
 });
+
+test("first run: the home page's checklist for admins, links from manual mode and from Unavailable to the settings, suggested tasks", async ({ page, request }) => {
+  await patchSettings(request, { codeMode: { enabled: false }, model: null });
+  try {
+    await signIn(page);
+    const checklist = page.getByTestId("first-run");
+    await expect(checklist.getByRole("heading", { name: "Get OpenBot ready" })).toBeVisible();
+    await expect(checklist.locator('li[data-done="false"]')).toHaveCount(2);
+    await expect(checklist.locator('li[data-done="true"]')).toContainText("Review your Apps");
+    await page.screenshot({ path: "test-results/screenshots/home-first-run.png", fullPage: true });
+    await checklist.getByRole("link", { name: "Open Settings" }).click();
+    await expect(page).toHaveURL(/\/admin\/settings$/);
+
+    await newChat(page);
+    await expect(page.getByTestId("manual-mode").getByRole("link", { name: "Set a model" })).toHaveAttribute("href", "/admin/model");
+    await page.getByRole("textbox", { name: "Program" }).fill("return 1");
+    await page.getByRole("button", { name: "Run program" }).click();
+    const failure = page.getByTestId("run-card").last();
+    await expect(failure.getByTestId("run-failure")).toContainText("Unavailable");
+    await failure.getByRole("link", { name: "Turn Code Mode on in Settings" }).click();
+    await expect(page).toHaveURL(/\/admin\/settings$/);
+  } finally {
+    await patchSettings(request, { codeMode: { enabled: true }, model: { provider: "openai-compatible", baseURL: STUB_URL, model: "stub-1", apiKey: "sk-e2e" } });
+  }
+  await page.goto("/");
+  await expect(page.getByTestId("first-run").getByRole("heading", { name: "OpenBot is ready" })).toBeVisible();
+  await expect(page.getByTestId("first-run").locator('li[data-done="false"]')).toHaveCount(0);
+  await newChat(page);
+  const suggestions = page.getByTestId("suggestions");
+  await suggestions.getByRole("button", { name: /Markdown table/ }).click();
+  await expect(page.getByRole("textbox", { name: "Message" })).toHaveValue("Summarise my week as a Markdown table");
+});
+
+test("the decision card says what the call does, shows the arguments once, takes focus and answers to the D key", async ({ page }) => {
+  await signIn(page);
+  await newChat(page);
+  await send(page, "Send the notes to the team");
+  const card = page.getByTestId("decision-card");
+  await expect(card).toBeFocused();
+  await expect(card.getByRole("heading", { name: /Send email · Email/ })).toBeVisible();
+  await expect(card.getByTestId("decision-summary")).toHaveText(/^Send email to team@example.com — subject 'Q4 planning', body '/);
+  await expect(card).toContainText("Sends an email (to the outbox)");
+  await expect(card.getByTestId("decision-annotations")).toHaveText(/Changes data.*Reaches outside OpenBot/);
+  await expect(card.getByTestId("decision-annotations")).not.toContainText("May delete");
+  await expect(card.getByTestId("decision-program-line")).toContainText("3 const sent = await apps.email.send_email(");
+  await expect(card).toContainText("call 2 of run");
+  await expect(card.getByTestId("decision-arguments")).toContainText("team@example.com");
+  await page.screenshot({ path: "test-results/screenshots/chat-decision-card.png", fullPage: true });
+  await page.keyboard.press("d");
+  await expect(page.getByTestId("decision-card")).toHaveCount(0);
+  await expect(page.getByTestId("run-card").first()).toHaveAttribute("data-status", "Completed");
+  await expect(page.getByTestId("run-card").first().getByTestId("run-value")).toContainText("AppCallDenied");
+});
