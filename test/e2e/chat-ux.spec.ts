@@ -257,10 +257,60 @@ test("the decision card says what the call does, shows the arguments once, takes
   await expect(card.getByTestId("decision-annotations")).not.toContainText("May delete");
   await expect(card.getByTestId("decision-program-line")).toContainText("3 const sent = await apps.email.send_email(");
   await expect(card).toContainText("call 2 of run");
+  await expect(page.getByTestId("run-card").first().getByTestId("run-duration")).toHaveText(/^waiting \d+(\.\d)? (ms|s)$/);
   await expect(card.getByTestId("decision-arguments")).toContainText("team@example.com");
   await page.screenshot({ path: "test-results/screenshots/chat-decision-card.png", fullPage: true });
   await page.keyboard.press("d");
   await expect(page.getByTestId("decision-card")).toHaveCount(0);
   await expect(page.getByTestId("run-card").first()).toHaveAttribute("data-status", "Completed");
   await expect(page.getByTestId("run-card").first().getByTestId("run-value")).toContainText("AppCallDenied");
+});
+
+test("a run card scales: capped log with show all, copy buttons, duration, call rows that open, collapse, the replay note", async ({ page, context }) => {
+  await context.grantPermissions(["clipboard-read", "clipboard-write"]);
+  await signIn(page);
+  await newChat(page);
+  await page.getByRole("button", { name: "Write a program yourself" }).click();
+  const program = [
+    'for (let i = 0; i < 30; i++) console.log("line", i)',
+    "const started = Date.now()",
+    'const day = await apps.work_calendar.list_events({ day: "2026-10-23" })',
+    "return { count: day.structuredContent.events.length, started }",
+  ].join("\n");
+  await page.getByRole("textbox", { name: "Program" }).fill(program);
+  await page.getByRole("button", { name: "Run program" }).click();
+  const card = page.getByTestId("run-card").last();
+  await expect(card).toHaveAttribute("data-status", "Completed");
+  await expect(card.getByTestId("run-duration")).toHaveText(/^took \d/);
+  await expect(card.getByTestId("run-replay-note")).toContainText("fixed for the run");
+
+  const logs = card.getByTestId("run-logs");
+  await expect(logs.locator("li")).toHaveCount(30);
+  const overflow = () => logs.evaluate((el) => el.scrollHeight > el.clientHeight + 1);
+  expect(await overflow()).toBe(true);
+  await card.getByRole("button", { name: "Show all 30 lines" }).click();
+  expect(await overflow()).toBe(false);
+  await card.getByRole("button", { name: "Show fewer lines" }).click();
+  expect(await overflow()).toBe(true);
+
+  const clipboard = () => page.evaluate(() => navigator.clipboard.readText());
+  await card.getByRole("button", { name: "Copy log" }).click();
+  await expect.poll(clipboard).toMatch(/^line 0\nline 1\n/);
+  await card.getByRole("button", { name: "Copy program" }).click();
+  await expect.poll(clipboard).toBe(program);
+  await card.getByRole("button", { name: "Copy value" }).click();
+  await expect.poll(clipboard).toMatch(/"count": \d+/);
+
+  await card.getByRole("button", { name: "Call 1: arguments and result" }).click();
+  const detail = card.getByTestId("call-detail");
+  await expect(detail).toContainText("2026-10-23");
+  await expect(detail).toContainText("structuredContent");
+  await card.getByRole("button", { name: "Call 1: arguments and result" }).click();
+  await expect(detail).toHaveCount(0);
+
+  await card.getByRole("button", { name: "Collapse" }).click();
+  await expect(logs).toBeHidden();
+  await card.getByRole("button", { name: "Expand" }).click();
+  await expect(logs).toBeVisible();
+  await page.screenshot({ path: "test-results/screenshots/chat-run-card-scaled.png", fullPage: true });
 });
