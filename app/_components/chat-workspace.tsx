@@ -8,7 +8,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useSubscription } from "@trpc/tanstack-react-query";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import type { CodeRunRecord } from "@/contracts/code-run";
 import type { LogLine } from "@/contracts/engine";
 import { runInBrowser } from "../_lib/run-in-browser";
@@ -280,6 +280,10 @@ function ChatView({ chatId, isAdmin }: { chatId: string; isAdmin: boolean }) {
     }
   }
 
+  const title = chat.data?.title;
+  useEffect(() => {
+    if (title) document.title = `${title} · OpenBot`;
+  }, [title]);
   if (chat.error) return <div className="panel error-text" role="alert">{chat.error.message}</div>;
   const records = runs.data ?? [];
   const pendingCards = (

@@ -48,6 +48,9 @@ const components: Components = {
   h2: ({ children }) => <h3>{children}</h3>,
   h3: ({ children }) => <h4>{children}</h4>,
   h4: ({ children }) => <h5>{children}</h5>,
+  // GFM task list boxes: read-only, named for screen readers.
+  input: ({ type, checked }) =>
+    type === "checkbox" ? <input type="checkbox" checked={!!checked} disabled readOnly aria-label={checked ? "Done" : "Not done"} /> : null,
   img: ({ alt }) => <span className="muted">[image: {alt || "no description"}]</span>,
 };
 

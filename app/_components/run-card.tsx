@@ -56,7 +56,7 @@ export function RunCard({ run, liveLogs }: { run: CodeRunRecord; liveLogs?: LogL
   return (
     <article className="run-card" data-testid="run-card" data-status={run.status} aria-label={`Code run ${run.id}`}>
       <header>
-        <span className={`status ${run.status}`} data-testid="run-status">{run.status}</span>
+        <span className={`status ${run.status}`} data-testid="run-status" role="status" aria-label={`Run status: ${run.status}`}>{run.status}</span>
         <strong style={{ flex: "1 1 12em" }}>{run.reason || "Program"}</strong>
         <span className="muted small" data-testid="run-duration">
           {active ? `${run.status === "Waiting" ? "waiting" : "running"} ${formatDuration(elapsed)}` : `took ${formatDuration(run.updatedAt - run.createdAt)}`}
