@@ -100,7 +100,7 @@ export function ChatThread({ chatId, runs, beforeComposer }: { chatId: string; r
   return (
     <div className="stack" aria-label="Conversation">
       {messages.data?.map((m) => (
-        <Message key={m.id} message={m} runByCall={runByCall} />
+        <Message key={m.id} message={m} runByCall={runByCall} runs={runs} />
       ))}
       {streaming && streaming.text && (
         <div className="panel" data-testid="assistant-streaming" aria-busy={activeTurn === streaming.turnId}>
@@ -166,12 +166,26 @@ export function ChatThread({ chatId, runs, beforeComposer }: { chatId: string; r
   );
 }
 
-function Message({ message, runByCall }: { message: ChatMessageView; runByCall: Map<string, CodeRunRecord> }) {
+/**
+ * A late result (a run or call that waited for a decision) as a person reads it: one line pointing at the
+ * run card, which shows the result itself. The JSON after the first line is for the model only.
+ */
+function noticeText(text: string, runs: CodeRunRecord[]): string {
+  const first = text.split("\n")[0] ?? "";
+  const finished = /^The code run (\S+) finished\.$/.exec(first);
+  if (!finished) return first;
+  const run = runs.find((r) => r.id === finished[1]);
+  const name = run?.reason ? `“${run.reason}”` : "The program";
+  const status = run ? run.status.toLowerCase() : "finished";
+  return `${run?.reason ? `The program ${name}` : name} ${status === "completed" ? "finished" : `ended ${status}`} after your decision; its card above shows the result.`;
+}
+
+function Message({ message, runByCall, runs }: { message: ChatMessageView; runByCall: Map<string, CodeRunRecord>; runs: CodeRunRecord[] }) {
   if (message.role === "tool") return null;
   if (message.role === "notice") {
     return (
-      <p className="banner" data-testid="notice" style={{ whiteSpace: "pre-wrap" }}>
-        {message.text.length > 600 ? `${message.text.slice(0, 600)}…` : message.text}
+      <p className="banner" data-testid="notice">
+        {noticeText(message.text, runs)}
       </p>
     );
   }

@@ -314,3 +314,20 @@ test("a run card scales: capped log with show all, copy buttons, duration, call 
   await expect(logs).toBeVisible();
   await page.screenshot({ path: "test-results/screenshots/chat-run-card-scaled.png", fullPage: true });
 });
+
+test("after Allow in model mode the late result is the run card's update and the model's follow-up, never raw JSON", async ({ page }) => {
+  await signIn(page);
+  await newChat(page);
+  await send(page, "Send the notes to the team");
+  const card = page.getByTestId("decision-card");
+  await expect(card).toBeFocused();
+  await page.keyboard.press("a");
+  await expect(card).toHaveCount(0);
+  const run = page.getByTestId("run-card").first();
+  await expect(run).toHaveAttribute("data-status", "Completed");
+  await expect(run.getByTestId("run-value")).toContainText("sent");
+  await expect(page.getByText("The result arrived: all done.")).toBeVisible();
+  const notice = page.getByTestId("notice").last();
+  await expect(notice).toHaveText("The program “Send the notes to the team” finished after your decision; its card above shows the result.");
+  await expect(page.getByText(/"status":|"runId"|\{"/)).toHaveCount(0);
+});
