@@ -92,6 +92,9 @@ export function AppsAdmin() {
   );
 }
 
+/** A preset's own name, used when the Name field is left empty. */
+const PRESET_NAMES: Record<string, string> = { everything: "Everything", memory: "Memory", filesystem: "Filesystem" };
+
 function AddConnection({ onAdded }: { onAdded: () => void }) {
   const trpc = useTRPC();
   const [name, setName] = useState("");
@@ -120,13 +123,13 @@ function AddConnection({ onAdded }: { onAdded: () => void }) {
       aria-label="Add an App"
       onSubmit={(e) => {
         e.preventDefault();
-        add.mutate({ name, transport });
+        add.mutate({ name: name.trim() || (kind === "preset" ? (PRESET_NAMES[preset] ?? preset) : ""), transport });
       }}
     >
       <h2 style={{ margin: 0, fontSize: 18 }}>Add an App</h2>
       <div className="grid-2">
-        <Field id="app-name" label="Name">
-          <input id="app-name" value={name} onChange={(e) => setName(e.target.value)} required />
+        <Field id="app-name" label="Name" hint={kind === "preset" ? "Optional for a preset: it has a name." : undefined}>
+          <input id="app-name" value={name} onChange={(e) => setName(e.target.value)} required={kind !== "preset"} placeholder={kind === "preset" ? (PRESET_NAMES[preset] ?? preset) : undefined} />
         </Field>
         <Field id="app-kind" label="Kind">
           <select id="app-kind" value={kind} onChange={(e) => setKind(e.target.value as TransportKind)}>
@@ -162,7 +165,7 @@ function AddConnection({ onAdded }: { onAdded: () => void }) {
       </div>
       <ErrorText error={add.error} />
       <div className="row">
-        <button className="primary" type="submit" disabled={add.isPending || !name.trim()}>
+        <button className="primary" type="submit" disabled={add.isPending || (kind !== "preset" && !name.trim())}>
           {add.isPending ? "Connecting…" : "Add App"}
         </button>
       </div>

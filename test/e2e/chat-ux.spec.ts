@@ -331,3 +331,50 @@ test("after Allow in model mode the late result is the run card's update and the
   await expect(notice).toHaveText("The program “Send the notes to the team” finished after your decision; its card above shows the result.");
   await expect(page.getByText(/"status":|"runId"|\{"/)).toHaveCount(0);
 });
+
+test("Admin → Model: Test connection tests the unsaved form, and an empty answer is a warning", async ({ page, request }) => {
+  await signIn(page);
+  await page.getByRole("link", { name: "Admin · Model" }).click();
+  await expect(page.getByLabel("Model", { exact: true })).toHaveValue("stub-1");
+  await page.getByLabel("Model", { exact: true }).fill("stub-empty");
+  await page.getByRole("button", { name: "Test connection" }).click();
+  const notice = page.getByTestId("model-notice");
+  await expect(notice).toHaveAttribute("data-level", "warning");
+  await expect(notice).toContainText("no text");
+  await page.getByLabel("Base URL").fill("http://127.0.0.1:3159/v1");
+  await page.getByLabel("Model", { exact: true }).fill("stub-1");
+  await page.getByRole("button", { name: "Test connection" }).click();
+  await expect(notice).toHaveAttribute("data-level", "error");
+  await page.getByLabel("Base URL").fill(STUB_URL);
+  await page.getByRole("button", { name: "Test connection" }).click();
+  await expect(notice).toHaveAttribute("data-level", "ok");
+  await expect(notice).toContainText('The model answered: "OK"');
+  // Nothing was saved by testing.
+  const saved = await (await request.get("/v1/platform/settings", { headers: admin })).json();
+  expect(saved.model).toMatchObject({ model: "stub-1", baseURL: STUB_URL });
+
+  const { writer } = await memberKeys(request);
+  const form = { provider: "openai-compatible", baseURL: STUB_URL, model: "stub-empty" };
+  expect((await request.post("/v1/platform/model-test", { data: form })).status()).toBe(401);
+  expect((await request.post("/v1/platform/model-test", { headers: writer, data: form })).status()).toBe(403);
+  const r = await request.post("/v1/platform/model-test", { headers: admin, data: form });
+  expect(await r.json()).toMatchObject({ ok: false, warning: true });
+  const bad = await request.post("/v1/platform/model-test", { headers: admin, data: { provider: "openai-compatible", model: "" } });
+  expect(bad.status()).toBe(400);
+  expect((await bad.json()).error.message).toContain("model.model");
+});
+
+test("Add App: a preset needs no name of its own", async ({ page, request }) => {
+  await signIn(page);
+  await page.getByRole("link", { name: "Admin · Apps" }).click();
+  const form = page.getByRole("form", { name: "Add an App" });
+  await form.getByLabel("Preset").selectOption("memory");
+  await expect(form.getByLabel("Name")).toHaveAttribute("placeholder", "Memory");
+  await form.getByRole("button", { name: "Add App" }).click();
+  const app = page.getByRole("region", { name: "App Memory" });
+  await expect(app).toBeVisible();
+  const connections = (await (await request.get("/v1/connections", { headers: admin })).json()) as { id: string; name: string }[];
+  const memory = connections.find((c) => c.name === "Memory");
+  expect(memory).toBeTruthy();
+  expect((await request.delete(`/v1/connections/${memory!.id}`, { headers: admin })).status()).toBe(200);
+});

@@ -81,7 +81,7 @@ export function startOpenAIStub({ port = 0, program = STUB_PROGRAM } = {}) {
     if (!body.stream) {
       res.writeHead(200, { "content-type": "application/json" });
       const asksTitle = body.messages.some((m) => typeof m.content === "string" && /title for this chat/i.test(m.content));
-      res.end(JSON.stringify({ ...base, object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: asksTitle ? "Stub title: weekly plan" : "OK" }, finish_reason: "stop" }], usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 } }));
+      res.end(JSON.stringify({ ...base, object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: body.model === "stub-empty" ? "" : asksTitle ? "Stub title: weekly plan" : "OK" }, finish_reason: "stop" }], usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 } }));
       return;
     }
     const lastIsTool = body.messages.at(-1)?.role === "tool";

@@ -2,4 +2,5 @@ import { rest } from "@/server/http/rest";
 import { testModelConnection } from "@/server/services/agent/models";
 
 export const dynamic = "force-dynamic";
-export const POST = rest(({ ctx }) => testModelConnection(ctx.platform, ctx.principal));
+/** Body `{provider, baseURL?, model, apiKey?}` tests that model unsaved; no body tests the saved one. */
+export const POST = rest(({ ctx, body }) => testModelConnection(ctx.platform, ctx.principal, body));
