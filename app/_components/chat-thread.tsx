@@ -33,6 +33,8 @@ export function ChatThread({ chatId, runs, beforeComposer }: { chatId: string; r
   const claimed = useRef(new Set<string>());
   // Set synchronously on submit, so a second Enter before React re-renders cannot send again.
   const sending = useRef(false);
+  // Turns whose end already arrived: a fast turn can end before the send's answer comes back.
+  const ended = useRef(new Set<string>());
   const [stopped, setStopped] = useState(false);
 
   const refresh = () => {
@@ -65,6 +67,7 @@ export function ChatThread({ chatId, runs, beforeComposer }: { chatId: string; r
               .catch(() => undefined)
               .finally(refresh);
           } else if (event.type === "turn-end") {
+            if (event.turnId) ended.current.add(event.turnId);
             if (event.turnId) setActiveTurn((t) => (t === event.turnId ? null : t));
             if (event.status === "Cancelled") setStopped(true);
             // The streamed text stays on screen until the stored messages (which keep it) have loaded.
@@ -85,7 +88,7 @@ export function ChatThread({ chatId, runs, beforeComposer }: { chatId: string; r
   const send = useMutation(
     trpc.turns.send.mutationOptions({
       onSuccess: ({ turnId }) => {
-        setActiveTurn(turnId);
+        if (!ended.current.has(turnId)) setActiveTurn(turnId);
         setDraft("");
         refresh();
       },

@@ -65,6 +65,8 @@ test("the answer's Markdown is rendered: headings, a table, a task list, highlig
   await expect(answer.locator("b")).toHaveCount(0);
   await expect(page.getByText("| Day |")).toHaveCount(0);
 
+  // The turn is over: the composer is ready again (no Stop, no "working" left behind by a fast turn).
+  await expect(page.getByRole("button", { name: "Stop" })).toHaveCount(0);
   await code.getByRole("button", { name: "Copy code" }).click();
   await expect(code.getByRole("button", { name: "Copy code: copied" })).toBeVisible();
   expect(await page.evaluate(() => navigator.clipboard.readText())).toBe('const total = 3 + 1\nconsole.log("total", total)');
