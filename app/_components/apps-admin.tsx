@@ -10,6 +10,14 @@ import { ErrorText, Field } from "./field";
 
 type TransportKind = "preset" | "stdio" | "http";
 
+/** What OpenBot tried when it connected, in words (header and environment values stay hidden). */
+function triedText(t: { type: string; url?: string; command?: string; args?: string[]; preset?: string; app?: string }): string {
+  if (t.type === "http") return `Tried to reach the MCP server over Streamable HTTP at ${t.url}.`;
+  if (t.type === "stdio") return `Tried to start the command \`${[t.command, ...(t.args ?? [])].join(" ")}\` and talk MCP over its stdio.`;
+  if (t.type === "preset") return `Tried to start the ${t.preset} reference server (an npm dependency).`;
+  return `Tried to start the built-in ${t.app ?? ""} app.`;
+}
+
 export function AppsAdmin() {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
@@ -48,8 +56,26 @@ export function AppsAdmin() {
             </button>
           </header>
           {c.error && (
-            <section>
+            <section className="stack" style={{ gap: 6 }} data-testid="connection-error">
               <p className="error-text small" role="status" style={{ margin: 0 }}>{c.error}</p>
+              <p className="muted small" style={{ margin: 0 }}>
+                {triedText(c.transport as Parameters<typeof triedText>[0])} It is retried on its own with a growing pause.
+              </p>
+              {c.enabled && (
+                <div>
+                  <button
+                    type="button"
+                    disabled={update.isPending}
+                    onClick={async () => {
+                      // Reconnect now: stop and start the connection.
+                      await update.mutateAsync({ id: c.id, patch: { enabled: false } });
+                      await update.mutateAsync({ id: c.id, patch: { enabled: true } });
+                    }}
+                  >
+                    Retry now
+                  </button>
+                </div>
+              )}
             </section>
           )}
           {c.warnings.length > 0 && (

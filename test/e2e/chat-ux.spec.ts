@@ -380,3 +380,29 @@ test("Add App: a preset needs no name of its own", async ({ page, request }) => 
   expect(memory).toBeTruthy();
   expect((await request.delete(`/v1/connections/${memory!.id}`, { headers: admin })).status()).toBe(200);
 });
+
+test("a dead App says what was tried and offers Retry now", async ({ page, request }) => {
+  const added = await request.post("/v1/connections", { headers: admin, data: { name: "Dead app", transport: { type: "http", url: "http://127.0.0.1:3159/mcp" } } });
+  expect(added.status()).toBeLessThan(300);
+  const { id } = await added.json();
+  try {
+    await signIn(page);
+    await page.getByRole("link", { name: "Admin · Apps" }).click();
+    const app = page.getByRole("region", { name: "App Dead app" });
+    const error = app.getByTestId("connection-error");
+    await expect(error).toContainText("Tried to reach the MCP server over Streamable HTTP at http://127.0.0.1:3159/mcp.");
+    const updates: string[] = [];
+    page.on("request", (r) => {
+      if (r.url().includes("connections.update")) updates.push(r.postData() ?? "");
+    });
+    await app.getByRole("button", { name: "Retry now" }).click();
+    await expect.poll(() => updates.length).toBe(2);
+    expect(updates[0]).toContain('"enabled":false');
+    expect(updates[1]).toContain('"enabled":true');
+    await expect(app.getByRole("button", { name: "Disable" })).toBeVisible();
+    await expect(error).toContainText("Tried to reach");
+    await page.screenshot({ path: "test-results/screenshots/admin-apps-dead-app.png", fullPage: true });
+  } finally {
+    await request.delete(`/v1/connections/${id}`, { headers: admin });
+  }
+});
