@@ -3,5 +3,5 @@ import { AppShell } from "./_components/app-shell";
 import { ChatWorkspace } from "./_components/chat-workspace";
 
 export default function Home() {
-  return <AppShell>{() => <ChatWorkspace />}</AppShell>;
+  return <AppShell>{(me) => <ChatWorkspace isAdmin={me.permissions.includes("platform.admin")} />}</AppShell>;
 }

@@ -74,6 +74,8 @@ export interface CodeRunCallView {
   index: number;
   binding: string;
   source: { connectionId: string; connectionName: string; name: string };
+  /** The arguments the program passed (vault references stay references). */
+  arguments?: unknown;
   app: AppOperationView | null;
   rejection: { name: string; message: string } | null;
 }

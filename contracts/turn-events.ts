@@ -7,4 +7,5 @@ export type TurnEvent =
   | { type: "tool-call"; turnId: string; toolCallId: string; toolName: string }
   | { type: "run-request"; turnId: string; runId: string; attempt: number }
   | { type: "tool-result"; turnId: string; toolCallId: string }
-  | { type: "turn-end"; turnId: string; status: TurnStatus };
+  | { type: "turn-end"; turnId: string; status: TurnStatus }
+  | { type: "chat-title"; turnId: string; title: string };

@@ -11,6 +11,14 @@ import { ErrorText, Field } from "./field";
 
 type TransportKind = "preset" | "stdio" | "http";
 
+/** What OpenBot tried when it connected, in words (header and environment values stay hidden). */
+function triedText(t: { type: string; url?: string; command?: string; args?: string[]; preset?: string; app?: string }): string {
+  if (t.type === "http") return `Tried to reach the MCP server over Streamable HTTP at ${t.url}.`;
+  if (t.type === "stdio") return `Tried to start the command \`${[t.command, ...(t.args ?? [])].join(" ")}\` and talk MCP over its stdio.`;
+  if (t.type === "preset") return `Tried to start the ${t.preset} reference server (an npm dependency).`;
+  return `Tried to start the built-in ${t.app ?? ""} app.`;
+}
+
 export function AppsAdmin() {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
@@ -49,8 +57,26 @@ export function AppsAdmin() {
             </button>
           </header>
           {c.error && (
-            <section>
+            <section className="stack" style={{ gap: 6 }} data-testid="connection-error">
               <p className="error-text small" role="status" style={{ margin: 0 }}>{c.error}</p>
+              <p className="muted small" style={{ margin: 0 }}>
+                {triedText(c.transport as Parameters<typeof triedText>[0])} It is retried on its own with a growing pause.
+              </p>
+              {c.enabled && (
+                <div>
+                  <button
+                    type="button"
+                    disabled={update.isPending}
+                    onClick={async () => {
+                      // Reconnect now: stop and start the connection.
+                      await update.mutateAsync({ id: c.id, patch: { enabled: false } });
+                      await update.mutateAsync({ id: c.id, patch: { enabled: true } });
+                    }}
+                  >
+                    Retry now
+                  </button>
+                </div>
+              )}
             </section>
           )}
           {c.warnings.length > 0 && (
@@ -96,6 +122,9 @@ export function AppsAdmin() {
   );
 }
 
+/** A preset's own name, used when the Name field is left empty. */
+const PRESET_NAMES: Record<string, string> = { everything: "Everything", memory: "Memory", filesystem: "Filesystem" };
+
 function AddConnection({ onAdded }: { onAdded: () => void }) {
   const trpc = useTRPC();
   const [name, setName] = useState("");
@@ -124,13 +153,13 @@ function AddConnection({ onAdded }: { onAdded: () => void }) {
       aria-label="Add an App"
       onSubmit={(e) => {
         e.preventDefault();
-        add.mutate({ name, transport });
+        add.mutate({ name: name.trim() || (kind === "preset" ? (PRESET_NAMES[preset] ?? preset) : ""), transport });
       }}
     >
       <h2 style={{ margin: 0, fontSize: 18 }}>Add an App</h2>
       <div className="grid-2">
-        <Field id="app-name" label="Name">
-          <input id="app-name" value={name} onChange={(e) => setName(e.target.value)} required />
+        <Field id="app-name" label="Name" hint={kind === "preset" ? "Optional for a preset: it has a name." : undefined}>
+          <input id="app-name" value={name} onChange={(e) => setName(e.target.value)} required={kind !== "preset"} placeholder={kind === "preset" ? (PRESET_NAMES[preset] ?? preset) : undefined} />
         </Field>
         <Field id="app-kind" label="Kind">
           <select id="app-kind" value={kind} onChange={(e) => setKind(e.target.value as TransportKind)}>
@@ -166,7 +195,7 @@ function AddConnection({ onAdded }: { onAdded: () => void }) {
       </div>
       <ErrorText error={add.error} />
       <div className="row">
-        <button className="primary" type="submit" disabled={add.isPending || !name.trim()}>
+        <button className="primary" type="submit" disabled={add.isPending || (kind !== "preset" && !name.trim())}>
           {add.isPending ? "Connecting…" : "Add App"}
         </button>
       </div>

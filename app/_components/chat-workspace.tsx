@@ -8,7 +8,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useSubscription } from "@trpc/tanstack-react-query";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import type { CodeRunRecord } from "@/contracts/code-run";
 import type { LogLine } from "@/contracts/engine";
 import { runInBrowser } from "../_lib/run-in-browser";
@@ -28,41 +28,199 @@ const busy = [today, tomorrow].flatMap((result) => result.structuredContent.even
 console.log("events", busy.length)
 return busy.filter((event) => event.attendees > 10).map((event) => event.title)`;
 
-export function ChatWorkspace({ chatId }: { chatId?: string }) {
+export function ChatWorkspace({ chatId, isAdmin = false }: { chatId?: string; isAdmin?: boolean }) {
   const trpc = useTRPC();
   const router = useRouter();
   const queryClient = useQueryClient();
-  const chats = useQuery(trpc.chats.list.queryOptions());
+  const [query, setQuery] = useState("");
+  // On a phone the list is a drawer: closed while a chat is open, so the conversation comes first.
+  const [drawerOpen, setDrawerOpen] = useState(!chatId);
+  const chats = useQuery({ ...trpc.chats.list.queryOptions(query.trim() ? { query: query.trim() } : undefined), placeholderData: (prev) => prev });
   const create = useMutation(
     trpc.chats.create.mutationOptions({
       onSuccess: async (chat) => {
         await queryClient.invalidateQueries({ queryKey: trpc.chats.list.queryKey() });
+        setDrawerOpen(false);
         router.push(`/chats/${chat.id}`);
       },
     }),
   );
+  const groups = groupByDate(chats.data ?? []);
   return (
     <div className="chat-layout">
-      <aside className="panel stack" aria-label="Chats">
-        <button className="primary" type="button" onClick={() => create.mutate({ title: `Chat ${new Date().toLocaleString()}` })} disabled={create.isPending}>
+      <button type="button" className="drawer-toggle" aria-expanded={drawerOpen} aria-controls="chat-list-panel" onClick={() => setDrawerOpen((o) => !o)}>
+        {drawerOpen ? "Hide chats" : "Chats"}
+      </button>
+      <aside id="chat-list-panel" className="panel stack chat-aside" data-open={drawerOpen} aria-label="Chats">
+        <button className="primary" type="button" onClick={() => create.mutate({})} disabled={create.isPending}>
           New chat
         </button>
         <ErrorText error={create.error} className="small" />
-        <ul className="chat-list">
-          {chats.data?.map((c) => (
-            <li key={c.id}>
-              <Link href={`/chats/${c.id}`} aria-current={c.id === chatId ? "page" : undefined}>{c.title}</Link>
-            </li>
-          ))}
-        </ul>
-        {chats.data?.length === 0 && <p className="muted small">No chats yet.</p>}
+        <input type="search" aria-label="Search chats" placeholder="Search chats" value={query} onChange={(e) => setQuery(e.target.value)} />
+        {groups.map((g) => (
+          <div key={g.label} className="stack" style={{ gap: 4 }}>
+            <h2 className="chat-group">{g.label}</h2>
+            <ul className="chat-list">
+              {g.chats.map((c) => (
+                <li key={c.id}>
+                  <Link href={`/chats/${c.id}`} aria-current={c.id === chatId ? "page" : undefined} onClick={() => setDrawerOpen(false)}>
+                    {c.pinned && <span aria-label="Pinned">📌 </span>}
+                    {c.title}
+                  </Link>
+                </li>
+              ))}
+            </ul>
+          </div>
+        ))}
+        {chats.data?.length === 0 && <p className="muted small">{query.trim() ? "No chat matches." : "No chats yet."}</p>}
       </aside>
-      {chatId ? <ChatView chatId={chatId} /> : <div className="panel muted">Pick a chat or start a new one.</div>}
+      {chatId ? <ChatView chatId={chatId} isAdmin={isAdmin} /> : <Home isAdmin={isAdmin} />}
     </div>
   );
 }
 
-function ChatView({ chatId }: { chatId: string }) {
+/** The home page: for admins a first-run checklist (Code Mode, a model, Apps), then a pointer to the chats. */
+function Home({ isAdmin }: { isAdmin: boolean }) {
+  const trpc = useTRPC();
+  const mode = useQuery(trpc.chats.mode.queryOptions());
+  const apps = useQuery({ ...trpc.connections.list.queryOptions(), enabled: isAdmin });
+  const enabledApps = apps.data?.filter((a) => a.enabled).length ?? 0;
+  const steps = [
+    {
+      done: !!mode.data?.codeModeEnabled,
+      text: "Turn Code Mode on, so programs can call your Apps",
+      href: "/admin/settings",
+      link: "Open Settings",
+    },
+    {
+      done: !!mode.data?.modelConfigured,
+      text: "Set a model (an OpenAI-compatible endpoint such as Ollama, OpenAI or Anthropic); without one you write programs yourself",
+      href: "/admin/model",
+      link: "Open Model",
+    },
+    {
+      done: enabledApps > 0,
+      text: enabledApps > 0 ? `Review your Apps and their policies (${enabledApps} connected)` : "Connect an App (an MCP server)",
+      href: "/admin/apps",
+      link: "Open Apps",
+    },
+  ];
+  return (
+    <div className="stack">
+      {isAdmin && mode.data && (
+        <section className="panel stack" aria-labelledby="first-run-title" data-testid="first-run">
+          <h1 id="first-run-title" style={{ margin: 0, fontSize: 20 }}>
+            {steps.every((s) => s.done) ? "OpenBot is ready" : "Get OpenBot ready"}
+          </h1>
+          <ol className="checklist">
+            {steps.map((s) => (
+              <li key={s.href} data-done={s.done}>
+                <span aria-hidden="true" className="check-mark">{s.done ? "✓" : "○"}</span>
+                <span className="sr-only">{s.done ? "Done: " : "To do: "}</span>
+                <span style={{ flex: 1 }}>{s.text}</span>
+                <Link href={s.href}>{s.link}</Link>
+              </li>
+            ))}
+          </ol>
+        </section>
+      )}
+      <div className="panel muted">
+        {!isAdmin && <h1 style={{ margin: "0 0 6px", fontSize: 20, color: "var(--text)" }}>Chats</h1>}
+        Pick a chat or start a new one.
+      </div>
+    </div>
+  );
+}
+
+type ChatSummary = { id: string; title: string; pinned: boolean; updatedAt: number };
+
+/** Pinned first, then Today, Yesterday, Previous 7 days, Previous 30 days, Older (by last activity). */
+function groupByDate(chats: ChatSummary[]): { label: string; chats: ChatSummary[] }[] {
+  const day = new Date();
+  day.setHours(0, 0, 0, 0);
+  const today = day.getTime();
+  const dayMs = 86_400_000;
+  const label = (c: ChatSummary) =>
+    c.pinned
+      ? "Pinned"
+      : c.updatedAt >= today
+        ? "Today"
+        : c.updatedAt >= today - dayMs
+          ? "Yesterday"
+          : c.updatedAt >= today - 7 * dayMs
+            ? "Previous 7 days"
+            : c.updatedAt >= today - 30 * dayMs
+              ? "Previous 30 days"
+              : "Older";
+  const groups: { label: string; chats: ChatSummary[] }[] = [];
+  for (const c of chats) {
+    const l = label(c);
+    const g = groups.find((x) => x.label === l);
+    if (g) g.chats.push(c);
+    else groups.push({ label: l, chats: [c] });
+  }
+  return groups;
+}
+
+/** The open chat's title with Rename, Pin and Delete (owner or admin; the server checks). */
+function ChatHeader({ chatId, title, pinned }: { chatId: string; title: string; pinned: boolean }) {
+  const trpc = useTRPC();
+  const router = useRouter();
+  const queryClient = useQueryClient();
+  const [editing, setEditing] = useState<string | null>(null);
+  const [confirming, setConfirming] = useState(false);
+  const refresh = async () => {
+    await queryClient.invalidateQueries({ queryKey: trpc.chats.list.queryKey() });
+    await queryClient.invalidateQueries({ queryKey: trpc.chats.byId.queryKey({ id: chatId }) });
+  };
+  const update = useMutation(trpc.chats.update.mutationOptions({ onSuccess: async () => { setEditing(null); await refresh(); } }));
+  const remove = useMutation(
+    trpc.chats.remove.mutationOptions({
+      onSuccess: async () => {
+        await queryClient.invalidateQueries({ queryKey: trpc.chats.list.queryKey() });
+        router.push("/");
+      },
+    }),
+  );
+  return (
+    <div className="stack" style={{ gap: 6 }}>
+      <div className="row chat-header">
+        {editing === null ? (
+          <h1 style={{ margin: 0, fontSize: 22, flex: "1 1 12em" }}>{title}</h1>
+        ) : (
+          <form
+            className="row"
+            style={{ flex: "1 1 12em" }}
+            onSubmit={(e) => {
+              e.preventDefault();
+              update.mutate({ id: chatId, title: editing });
+            }}
+          >
+            <input aria-label="Chat title" value={editing} autoFocus onChange={(e) => setEditing(e.target.value)} style={{ flex: 1, width: "auto" }} />
+            <button className="primary" type="submit" disabled={update.isPending}>Save title</button>
+            <button type="button" onClick={() => setEditing(null)}>Cancel</button>
+          </form>
+        )}
+        <div className="row" style={{ gap: 6 }}>
+          {editing === null && <button type="button" onClick={() => setEditing(title)}>Rename</button>}
+          <button type="button" aria-pressed={pinned} onClick={() => update.mutate({ id: chatId, pinned: !pinned })}>{pinned ? "Unpin" : "Pin"}</button>
+          <button type="button" onClick={() => setConfirming(true)}>Delete</button>
+          <Link href={`/chats/${chatId}/runs`} className="small">All code runs</Link>
+        </div>
+      </div>
+      {confirming && (
+        <div className="banner row" role="alertdialog" aria-label="Delete this chat?">
+          <span>Delete this chat with its messages, code runs and decisions? This cannot be undone.</span>
+          <button type="button" className="danger" onClick={() => remove.mutate({ id: chatId })} disabled={remove.isPending}>Delete chat</button>
+          <button type="button" onClick={() => setConfirming(false)}>Keep it</button>
+        </div>
+      )}
+      <ErrorText error={update.error ?? remove.error} className="small" />
+    </div>
+  );
+}
+
+function ChatView({ chatId, isAdmin }: { chatId: string; isAdmin: boolean }) {
   const trpc = useTRPC();
   const client = useTRPCClient();
   const queryClient = useQueryClient();
@@ -122,12 +280,16 @@ function ChatView({ chatId }: { chatId: string }) {
     }
   }
 
+  const title = chat.data?.title;
+  useEffect(() => {
+    if (title) document.title = `${title} · OpenBot`;
+  }, [title]);
   if (chat.error) return <div className="panel error-text" role="alert">{chat.error.message}</div>;
   const records = runs.data ?? [];
   const pendingCards = (
     <>
-      {decisions.data?.map((d) => (
-        <DecisionCard key={d.id} decision={d} />
+      {decisions.data?.map((d, i) => (
+        <DecisionCard key={d.id} decision={d} autoFocus={i === 0} />
       ))}
       {inputs.data?.map((i) => (
         <InputForm key={i.operationId} input={i} />
@@ -137,14 +299,17 @@ function ChatView({ chatId }: { chatId: string }) {
   const shown = live?.run && !records.some((r) => r.id === live.run?.id) ? [...records, live.run] : records;
   return (
     <section className="stack" aria-label="Chat">
-      <div className="row" style={{ justifyContent: "space-between" }}>
-        <h1 style={{ margin: 0, fontSize: 22 }}>{chat.data?.title ?? "…"}</h1>
-        <Link href={`/chats/${chatId}/runs`} className="small">All code runs</Link>
-      </div>
+      {chat.data ? <ChatHeader chatId={chatId} title={chat.data.title} pinned={chat.data.pinned} /> : <h1 style={{ margin: 0, fontSize: 22 }}>…</h1>}
       {mode.data && !mode.data.modelConfigured && (
         <p className="banner" data-testid="manual-mode">
           No model is configured, so this chat is in manual mode: write a program and run it. It runs in this page&apos;s
           sandbox and calls your Apps as <code>apps.&lt;app&gt;.&lt;tool&gt;(…)</code>.
+          {isAdmin && (
+            <>
+              {" "}
+              <Link href="/admin/model">Set a model</Link> to chat with one.
+            </>
+          )}
         </p>
       )}
       {mode.data?.modelConfigured ? (

@@ -1,42 +1,135 @@
 "use client";
-/** A call waiting for a person: the binding and its full arguments are shown before anyone answers. */
+/**
+ * A call waiting for a person, said plainly before anyone answers: the App's and tool's names and
+ * description, a summary line built from the arguments, the arguments once (as a tree), the tool's
+ * annotations, the program line that made the call, and Allow/Deny (keys A and D while the card has
+ * focus; the first card takes focus when it appears).
+ */
 import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useEffect, useRef } from "react";
 import type { DecisionView } from "@/server/services/decisions";
 import { useTRPC } from "../_lib/trpc";
 import { JsonTree } from "./json-tree";
 
-export function DecisionCard({ decision }: { decision: DecisionView }) {
+const humanize = (name: string) => {
+  const words = name.replace(/[_-]+/g, " ").replace(/([a-z])([A-Z])/g, "$1 $2").trim().toLowerCase();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+};
+
+const show = (v: unknown) => {
+  const text = typeof v === "string" ? v : JSON.stringify(v);
+  return text.length > 48 ? `${text.slice(0, 47)}…` : text;
+};
+
+/** "Send email to team@example.com — subject 'Q4 planning', body '…'" from the tool's name and arguments. */
+export function summaryLine(action: string, args: unknown): string {
+  if (!args || typeof args !== "object" || Array.isArray(args)) return args === undefined ? action : `${action} — ${show(args)}`;
+  const entries = Object.entries(args as Record<string, unknown>).filter(([, v]) => v !== null && v !== undefined && typeof v !== "object");
+  const target = entries.find(([k]) => /^(to|recipient|recipients|email|url|path|id|name)$/i.test(k));
+  // Short facts first (a subject before a body).
+  const rest = entries
+    .filter((e) => e !== target)
+    .sort((x, y) => show(x[1]).length - show(y[1]).length)
+    .slice(0, 3);
+  const head = target ? `${action} ${/^(to|recipients?)$/i.test(target[0]) ? "to" : `${target[0]}`} ${show(target[1])}` : action;
+  const tail = rest.map(([k, v]) => `${k} ${typeof v === "string" ? `'${show(v)}'` : show(v)}`).join(", ");
+  const nested = Object.keys(args).length - entries.length;
+  return [head, tail].filter(Boolean).join(" — ") + (nested > 0 ? ` (+${nested} more)` : "");
+}
+
+/** The lines of the program that call this binding (1-based), when the source says. */
+function callLines(code: string, binding: string): { line: number; text: string }[] {
+  const needle = `apps.${binding}(`;
+  return code
+    .split("\n")
+    .map((text, i) => ({ line: i + 1, text: text.trim() }))
+    .filter((l) => l.text.includes(needle));
+}
+
+export function DecisionCard({ decision, autoFocus = false }: { decision: DecisionView; autoFocus?: boolean }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
+  const ref = useRef<HTMLElement>(null);
   const answer = useMutation(
     trpc.decisions.decide.mutationOptions({
       onSettled: () => queryClient.invalidateQueries(),
     }),
   );
+  useEffect(() => {
+    if (autoFocus) ref.current?.focus();
+  }, [autoFocus]);
   const { app, code } = decision.request;
+  const tool = decision.tool;
+  const action = tool?.title ?? humanize(app.tool);
+  const lines = callLines(code.code, app.binding);
+  const decide = (choice: "allow" | "deny") => {
+    if (!answer.isPending) answer.mutate({ id: decision.id, decision: choice });
+  };
+  const titleId = `decision-${decision.id}-title`;
   return (
-    <article className="run-card" data-testid="decision-card" aria-label={`Decision for apps.${app.binding}`} style={{ borderColor: "var(--warn)" }}>
+    <article
+      ref={ref}
+      tabIndex={-1}
+      className="run-card decision-card"
+      data-testid="decision-card"
+      aria-labelledby={titleId}
+      aria-describedby={`decision-${decision.id}-summary`}
+      style={{ borderColor: "var(--warn)" }}
+      onKeyDown={(e) => {
+        if (e.target instanceof HTMLInputElement || e.target instanceof HTMLTextAreaElement || e.metaKey || e.ctrlKey || e.altKey) return;
+        if (e.key === "a" || e.key === "A") decide("allow");
+        else if (e.key === "d" || e.key === "D") decide("deny");
+      }}
+    >
       <header>
         <span className="status Waiting">Needs your decision</span>
-        <strong style={{ flex: 1 }}>
-          <code>apps.{app.binding}</code>
-        </strong>
-        <span className="muted small">call {code.index} of run {code.run.slice(0, 12)}…</span>
+        <h3 id={titleId} style={{ margin: 0, fontSize: 15, flex: "1 1 14em" }}>
+          {action} <span className="muted small">· {tool?.appName ?? app.binding.split(".")[0]}</span>
+        </h3>
+        <span className="muted small">
+          call {code.index + 1} of run {code.run.slice(0, 12)}…
+        </span>
       </header>
+      <section className="stack" style={{ gap: 6 }}>
+        <p id={`decision-${decision.id}-summary`} data-testid="decision-summary" style={{ margin: 0, fontWeight: 600 }}>
+          {summaryLine(action, app.arguments)}
+        </p>
+        <p className="muted small" style={{ margin: 0 }}>
+          <code>apps.{app.binding}</code>
+          {tool?.description ? ` — ${tool.description.length > 300 ? `${tool.description.slice(0, 299)}…` : tool.description}` : ""}
+        </p>
+        {tool && (
+          <div className="row" style={{ gap: 6 }} data-testid="decision-annotations">
+            {tool.annotations.readOnly ? <span className="pill">Read-only</span> : <span className="pill warn">Changes data</span>}
+            {tool.annotations.destructive && <span className="pill bad">May delete or overwrite</span>}
+            {tool.annotations.openWorld && <span className="pill">Reaches outside OpenBot</span>}
+          </div>
+        )}
+      </section>
       <section>
         <h4>Arguments</h4>
         <div data-testid="decision-arguments" className="small" style={{ fontFamily: "var(--mono)" }}>
           <JsonTree value={app.arguments} />
         </div>
-        <pre className="small" style={{ marginTop: 8 }} aria-label="Arguments as JSON">{JSON.stringify(app.arguments, null, 2)}</pre>
       </section>
+      {lines.length > 0 && (
+        <section data-testid="decision-program-line">
+          <h4>{lines.length === 1 ? "Program line" : "Program lines"}</h4>
+          {lines.slice(0, 3).map((l) => (
+            <pre key={l.line} className="small">
+              <span className="muted">{l.line}</span> {l.text}
+            </pre>
+          ))}
+        </section>
+      )}
       <section className="row">
-        <button className="primary" type="button" disabled={answer.isPending} onClick={() => answer.mutate({ id: decision.id, decision: "allow" })}>
+        <button className="primary" type="button" aria-keyshortcuts="A" disabled={answer.isPending} onClick={() => decide("allow")}>
           Allow
         </button>
-        <button type="button" disabled={answer.isPending} onClick={() => answer.mutate({ id: decision.id, decision: "deny" })}>
+        <button type="button" aria-keyshortcuts="D" disabled={answer.isPending} onClick={() => decide("deny")}>
           Deny
         </button>
+        <span className="muted small">Keys: A allows, D denies</span>
         {answer.error && <span role="alert" className="error-text small">{answer.error.message}</span>}
       </section>
     </article>

@@ -18,7 +18,7 @@ export function ModelForm() {
   const [model, setModel] = useState("");
   const [apiKey, setApiKey] = useState("");
   const [loaded, setLoaded] = useState(false);
-  const [notice, setNotice] = useState<{ ok: boolean; text: string } | null>(null);
+  const [notice, setNotice] = useState<{ ok: boolean; warning?: boolean; text: string } | null>(null);
 
   useEffect(() => {
     if (settings.data && !loaded) {
@@ -48,7 +48,12 @@ export function ModelForm() {
       },
     }),
   );
-  const test = useMutation(trpc.settings.testModel.mutationOptions({ onSuccess: (r) => setNotice({ ok: r.ok, text: r.message }) }));
+  const test = useMutation(
+    trpc.settings.testModel.mutationOptions({
+      onSuccess: (r) => setNotice({ ok: r.ok, warning: r.warning, text: r.message }),
+      onError: (error) => setNotice({ ok: false, text: error.message }),
+    }),
+  );
 
   if (settings.error) return <p role="alert" className="error-text">{settings.error.message}</p>;
   if (!settings.data) return <p className="muted">Loading…</p>;
@@ -88,13 +93,21 @@ export function ModelForm() {
         </Field>
       </div>
       {notice && (
-        <p role="status" className={notice.ok ? "ok-text" : "error-text"} data-testid="model-notice">
+        <p role="status" className={notice.ok ? "ok-text" : notice.warning ? "warn-text" : "error-text"} data-testid="model-notice" data-level={notice.ok ? "ok" : notice.warning ? "warning" : "error"}>
           {notice.text}
         </p>
       )}
       <div className="row">
         <button className="primary" type="submit" disabled={save.isPending}>Save</button>
-        <button type="button" disabled={test.isPending || !current.model} onClick={() => test.mutate()}>
+        <button
+          type="button"
+          disabled={test.isPending || !model.trim()}
+          onClick={() => {
+            setNotice(null);
+            // The form as it is now, saved or not.
+            test.mutate({ provider, model, ...(baseURL.trim() ? { baseURL: baseURL.trim() } : {}), ...(apiKey ? { apiKey } : {}) });
+          }}
+        >
           {test.isPending ? "Testing…" : "Test connection"}
         </button>
         {current.model && (

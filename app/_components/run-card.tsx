@@ -1,88 +1,190 @@
 "use client";
-/** One code run: its program, status, log lines, App calls with status and duration, and its value. */
+/**
+ * One code run: its program, status, how long it took (a live timer while it runs), log lines (capped,
+ * with "show all"), App calls (a row opens its arguments and result) and its value, with copy buttons;
+ * the body collapses to the header.
+ */
 import { useMutation, useQueryClient } from "@tanstack/react-query";
+import Link from "next/link";
+import { Fragment, useEffect, useState } from "react";
 import type { CodeRunRecord } from "@/contracts/code-run";
 import { useTRPC } from "../_lib/trpc";
 import type { LogLine } from "@/contracts/engine";
 import { CodeView } from "./code-view";
+import { CopyButton } from "./copy-button";
 import { JsonTree } from "./json-tree";
+
+/** Past this many lines the log box is capped in height (it scrolls) until "show all". */
+const LOG_PREVIEW = 12;
+const ACTIVE = new Set(["Running", "Waiting", "Queued"]);
+
+export const formatDuration = (ms: number) => (ms < 1_000 ? `${Math.max(0, Math.round(ms))} ms` : ms < 60_000 ? `${(ms / 1_000).toFixed(1)} s` : `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1_000)} s`);
+
+/** Seconds since `from`, re-rendered every second while `active`. */
+function useElapsed(from: number, active: boolean): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    if (!active) return;
+    const timer = setInterval(() => setNow(Date.now()), 1_000);
+    return () => clearInterval(timer);
+  }, [active]);
+  return now - from;
+}
+
+const reads = (code: string) => /\bDate\b|Math\.random|performance\.now/.test(code);
+const logText = (logs: LogLine[]) => logs.map((l) => (l.level !== "log" ? `[${l.level}] ${l.text}` : l.text)).join("\n");
 
 export function RunCard({ run, liveLogs }: { run: CodeRunRecord; liveLogs?: LogLine[] }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const cancel = useMutation(trpc.codeRuns.cancel.mutationOptions({ onSettled: () => queryClient.invalidateQueries() }));
+  const [open, setOpen] = useState(true);
+  const [allLogs, setAllLogs] = useState(false);
+  const [openCalls, setOpenCalls] = useState<Set<number>>(new Set());
   const result = run.result;
   const logs = result?.logs ?? liveLogs ?? [];
+  const active = ACTIVE.has(run.status);
+  const elapsed = useElapsed(run.createdAt, active);
+  const bodyId = `run-${run.id}-body`;
+  const toggleCall = (index: number) =>
+    setOpenCalls((s) => {
+      const next = new Set(s);
+      if (next.has(index)) next.delete(index);
+      else next.add(index);
+      return next;
+    });
   return (
     <article className="run-card" data-testid="run-card" data-status={run.status} aria-label={`Code run ${run.id}`}>
       <header>
-        <span className={`status ${run.status}`} data-testid="run-status">{run.status}</span>
-        <strong style={{ flex: 1 }}>{run.reason || "Program"}</strong>
+        <span className={`status ${run.status}`} data-testid="run-status" role="status" aria-label={`Run status: ${run.status}`}>{run.status}</span>
+        <strong style={{ flex: "1 1 12em" }}>{run.reason || "Program"}</strong>
+        <span className="muted small" data-testid="run-duration">
+          {active ? `${run.status === "Waiting" ? "waiting" : "running"} ${formatDuration(elapsed)}` : `took ${formatDuration(run.updatedAt - run.createdAt)}`}
+        </span>
         <span className="muted small">{new Date(run.createdAt).toLocaleTimeString()}</span>
         {(run.status === "Queued" || run.status === "Running" || run.status === "Waiting") && (
           <button type="button" onClick={() => cancel.mutate({ id: run.id })} disabled={cancel.isPending}>
             Cancel run
           </button>
         )}
+        <button type="button" className="small" aria-expanded={open} aria-controls={bodyId} onClick={() => setOpen((o) => !o)}>
+          {open ? "Collapse" : "Expand"}
+        </button>
       </header>
       {run.status === "Queued" && (
         <p className="muted small" data-testid="run-queued" style={{ margin: 0 }}>
           Waiting for a free place on the server runner: it runs as soon as one of the running programs ends.
         </p>
       )}
-      <section>
-        <CodeView code={run.code} />
-      </section>
-      {logs.length > 0 && (
+      <div id={bodyId} hidden={!open}>
         <section>
-          <h4>Log</h4>
-          <ul className="logs" data-testid="run-logs">
-            {logs.map((l, i) => (
-              <li key={i} className={l.level}>
-                {l.level !== "log" ? `[${l.level}] ` : ""}
-                {l.text}
-              </li>
-            ))}
-          </ul>
-        </section>
-      )}
-      {run.calls.length > 0 && (
-        <section>
-          <h4>Calls</h4>
-          <table className="calls" data-testid="run-calls">
-            <thead>
-              <tr><th>#</th><th>Binding</th><th>Status</th><th>Time</th></tr>
-            </thead>
-            <tbody>
-              {run.calls.map((c) => (
-                <tr key={c.index}>
-                  <td>{c.index}</td>
-                  <td><code>apps.{c.binding}</code></td>
-                  <td>{c.rejection ? <span className="error-text">{c.rejection.name}</span> : (c.app?.status ?? "—")}</td>
-                  <td className="muted">{c.app?.finishedAt ? `${c.app.finishedAt - c.app.startedAt} ms` : ""}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </section>
-      )}
-      {result?._tag === "Completed" && (
-        <section>
-          <h4>Value</h4>
-          <div data-testid="run-value" className="small" style={{ fontFamily: "var(--mono)" }}>
-            <JsonTree value={result.value} />
+          <div className="section-bar">
+            <h4>Program</h4>
+            <CopyButton text={run.code} label="Copy program" />
           </div>
+          <CodeView code={run.code} />
+          {reads(run.code) && (
+            <p className="muted small" data-testid="run-replay-note" style={{ margin: "6px 0 0" }}>
+              This program reads the clock or random numbers. Both are fixed for the run, so a re-run after a decision
+              sees the same time and the same random values.
+            </p>
+          )}
         </section>
-      )}
-      {result?._tag === "Failed" && (
-        <section>
-          <h4>Failure</h4>
-          <p className="error-text" data-testid="run-failure" style={{ margin: 0 }}>
-            <strong>{result.reason}</strong>: {result.message}
-          </p>
-          <p className="muted small" style={{ margin: 0 }}>Error id {result.errorId}</p>
-        </section>
-      )}
+        {logs.length > 0 && (
+          <section>
+            <div className="section-bar">
+              <h4>Log</h4>
+              <CopyButton text={() => logText(logs)} label="Copy log" />
+            </div>
+            <ul className={`logs ${allLogs ? "" : "capped"}`} data-testid="run-logs" tabIndex={0} aria-label="Log lines">
+              {logs.map((l, i) => (
+                <li key={i} className={l.level}>
+                  {l.level !== "log" ? `[${l.level}] ` : ""}
+                  {l.text}
+                </li>
+              ))}
+            </ul>
+            {logs.length > LOG_PREVIEW && (
+              <button type="button" className="small" style={{ marginTop: 6 }} onClick={() => setAllLogs((a) => !a)}>
+                {allLogs ? "Show fewer lines" : `Show all ${logs.length} lines`}
+              </button>
+            )}
+          </section>
+        )}
+        {run.calls.length > 0 && (
+          <section>
+            <h4>Calls</h4>
+            <table className="calls" data-testid="run-calls">
+              <thead>
+                <tr><th>#</th><th>Binding</th><th>Status</th><th>Time</th></tr>
+              </thead>
+              <tbody>
+                {run.calls.map((c) => (
+                  <Fragment key={c.index}>
+                    <tr>
+                      <td>
+                        <button
+                          type="button"
+                          className="link-button"
+                          aria-expanded={openCalls.has(c.index)}
+                          aria-label={`Call ${c.index + 1}: arguments and result`}
+                          onClick={() => toggleCall(c.index)}
+                        >
+                          {openCalls.has(c.index) ? "▾" : "▸"} {c.index + 1}
+                        </button>
+                      </td>
+                      <td><code>apps.{c.binding}</code></td>
+                      <td>{c.rejection ? <span className="error-text">{c.rejection.name}</span> : (c.app?.status ?? "—")}</td>
+                      <td className="muted">{c.app?.finishedAt ? formatDuration(c.app.finishedAt - c.app.startedAt) : ""}</td>
+                    </tr>
+                    {openCalls.has(c.index) && (
+                      <tr className="call-detail" data-testid="call-detail">
+                        <td colSpan={4}>
+                          <div className="grid-2 small" style={{ fontFamily: "var(--mono)" }}>
+                            <div>
+                              <h5>Arguments</h5>
+                              <JsonTree value={c.arguments ?? null} />
+                            </div>
+                            <div>
+                              <h5>Result</h5>
+                              {c.rejection ? <span className="error-text">{c.rejection.name}: {c.rejection.message}</span> : c.app ? <JsonTree value={c.app.result ?? null} /> : <span className="muted">not called yet</span>}
+                            </div>
+                          </div>
+                        </td>
+                      </tr>
+                    )}
+                  </Fragment>
+                ))}
+              </tbody>
+            </table>
+          </section>
+        )}
+        {result?._tag === "Completed" && (
+          <section>
+            <div className="section-bar">
+              <h4>Value</h4>
+              <CopyButton text={() => JSON.stringify(result.value ?? null, null, 2)} label="Copy value" />
+            </div>
+            <div data-testid="run-value" className="small" style={{ fontFamily: "var(--mono)" }}>
+              <JsonTree value={result.value} />
+            </div>
+          </section>
+        )}
+        {result?._tag === "Failed" && (
+          <section>
+            <h4>Failure</h4>
+            <p className="error-text" data-testid="run-failure" style={{ margin: 0 }}>
+              <strong>{result.reason}</strong>: {result.message}
+            </p>
+            <p className="muted small" style={{ margin: 0 }}>Error id {result.errorId}</p>
+            {result.reason === "Unavailable" && /Code Mode is off/.test(result.message) && (
+              <p className="small" style={{ margin: 0 }}>
+                <Link href="/admin/settings">Turn Code Mode on in Settings</Link> (admins).
+              </p>
+            )}
+          </section>
+        )}
+      </div>
     </article>
   );
 }

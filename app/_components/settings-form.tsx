@@ -20,6 +20,10 @@ const FIELDS: { key: NumField; label: string; hint: string }[] = [
   { key: "maxQueuedRunsPerUser", label: "Queued runs per person", hint: "Server runs one person may have waiting; beyond it new runs are refused." },
 ];
 
+/** The schema's messages name the API field ("timeoutMs must be …"); the form says the label instead. */
+const labelled = (message: string) =>
+  FIELDS.reduce((text, f) => text.replace(new RegExp(`\\b(codeMode\\.)?${f.key}\\b`, "g"), f.label), message);
+
 type Draft = { enabled: boolean } & Record<NumField, string>;
 const toDraft = (c: CodeModeSettings): Draft => ({
   enabled: c.enabled,
@@ -36,7 +40,7 @@ function fieldErrors(draft: Draft): Partial<Record<NumField, string>> {
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
       const key = issue.path[0] as NumField;
-      errors[key] ??= Number.isNaN(candidate[key as keyof typeof candidate]) ? `${key} must be a number` : issue.message;
+      errors[key] ??= labelled(Number.isNaN(candidate[key as keyof typeof candidate]) ? `${key} must be a number` : issue.message);
     }
   }
   return errors;
@@ -80,9 +84,9 @@ export function SettingsForm() {
           return;
         }
         if (details?.fields) {
-          setServerErrors(Object.fromEntries(details.fields.map((f) => [f.field.replace(/^codeMode\./, ""), f.message])));
+          setServerErrors(Object.fromEntries(details.fields.map((f) => [f.field.replace(/^codeMode\./, ""), labelled(f.message)])));
         }
-        setNotice({ kind: "error", text: error.message });
+        setNotice({ kind: "error", text: labelled(error.message) });
       },
     }),
   );

@@ -343,7 +343,6 @@ export class AppRegistry {
       if (assigned.wanted) {
         notes.push(`The tool "${tool.name}" gives the binding name "${assigned.wanted}", which is already used; it is bound as "${assigned.slug}".`);
       }
-      const readOnly = tool.annotations?.readOnlyHint === true;
       entries.push({
         ...base,
         name: tool.name,
@@ -354,8 +353,8 @@ export class AppRegistry {
         inputSchema: tool.inputSchema as Record<string, unknown>,
         ...(tool.outputSchema ? { outputSchema: tool.outputSchema as Record<string, unknown> } : {}),
         ...(tool.annotations ? { annotations: tool.annotations as Record<string, unknown> } : {}),
-        policy: record.policies[tool.name] ?? (readOnly ? "allow" : "ask"),
-        defaultPolicy: readOnly ? "allow" : "ask",
+        policy: record.policies[tool.name] ?? defaultPolicy(tool.name, tool.annotations),
+        defaultPolicy: defaultPolicy(tool.name, tool.annotations),
       });
     });
     return entries.sort((a, b) => (a.binding < b.binding ? -1 : a.binding > b.binding ? 1 : 0));
@@ -530,4 +529,16 @@ function promptBinding(conn: AppConnection): Pick<ToolEntry, "name" | "kind" | "
       required: ["messages"],
     },
   };
+}
+
+/** Tool names that suggest reading secrets or the environment (get_env, read_secret, list_tokens, …). */
+const SECRET_LIKE = /(^|[^a-z])(env|environment|secrets?|credentials?|tokens?|passwords?|api[_-]?keys?|private[_-]?keys?)([^a-z]|$)/i;
+
+/**
+ * A tool's policy until an admin sets one: allow only a tool that says it is read-only and does not say it
+ * reaches the open world, and whose name does not suggest it reads secrets; everything else asks.
+ */
+export function defaultPolicy(name: string, annotations: { readOnlyHint?: unknown; openWorldHint?: unknown } | undefined): Policy {
+  if (annotations?.readOnlyHint !== true || annotations.openWorldHint === true) return "ask";
+  return SECRET_LIKE.test(name.replace(/([a-z0-9])([A-Z])/g, "$1_$2")) ? "ask" : "allow";
 }

@@ -13,6 +13,8 @@ export interface Chat {
   id: string;
   title: string;
   ownerId: string;
+  /** Pinned chats come first in the list. */
+  pinned: boolean;
   createdAt: number;
   updatedAt: number;
 }
@@ -21,6 +23,7 @@ interface Row {
   id: string;
   title: string;
   owner_id: string;
+  pinned_at?: string | number | null;
   created_at: string | number;
   updated_at: string | number;
 }
@@ -29,6 +32,7 @@ const toChat = (r: Row): Chat => ({
   id: r.id,
   title: r.title,
   ownerId: r.owner_id,
+  pinned: r.pinned_at != null,
   createdAt: Number(r.created_at),
   updatedAt: Number(r.updated_at),
 });
@@ -42,7 +46,7 @@ export async function createChat(db: Db, principal: Principal | null, input: unk
   const parsed = createChatInput.safeParse(input ?? {});
   if (!parsed.success) throw invalidInput(parsed.error.issues);
   const now = Date.now();
-  const chat: Chat = { id: `chat_${randomUUID()}`, title: parsed.data.title ?? "New chat", ownerId: p.userId, createdAt: now, updatedAt: now };
+  const chat: Chat = { id: `chat_${randomUUID()}`, title: parsed.data.title ?? "New chat", ownerId: p.userId, pinned: false, createdAt: now, updatedAt: now };
   await db.query("insert into chats (id, owner_id, title, created_at, updated_at) values ($1, $2, $3, $4, $5)", [
     chat.id,
     chat.ownerId,
@@ -53,18 +57,67 @@ export async function createChat(db: Db, principal: Principal | null, input: unk
   return chat;
 }
 
-export async function listChats(db: Db, principal: Principal | null): Promise<Chat[]> {
+const listInput = z.object({ query: z.string().max(200, "query must be at most 200 characters").optional() }).optional();
+
+/** The chats the caller may read, pinned first then newest; `query` keeps those whose title contains it. */
+export async function listChats(db: Db, principal: Principal | null, input?: unknown): Promise<Chat[]> {
   const p = requirePermission(principal, "sessions.read");
+  const parsed = listInput.safeParse(input ?? undefined);
+  if (!parsed.success) throw invalidInput(parsed.error.issues);
+  const query = parsed.data?.query?.trim() ?? "";
+  const pattern = `%${query.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  const order = "order by c.pinned_at desc nulls last, c.updated_at desc";
   const rows =
     isAdmin(p)
-      ? await db.query<Row>("select * from chats order by updated_at desc")
+      ? await db.query<Row>(`select c.* from chats c where c.title ilike $1 ${order}`, [pattern])
       : await db.query<Row>(
-          `select c.* from chats c where c.owner_id = $1
-           or exists (select 1 from chat_shares s where s.chat_id = c.id and s.user_id = $1)
-           order by c.updated_at desc`,
-          [p.userId],
+          `select c.* from chats c where (c.owner_id = $1
+           or exists (select 1 from chat_shares s where s.chat_id = c.id and s.user_id = $1))
+           and c.title ilike $2 ${order}`,
+          [p.userId, pattern],
         );
   return rows.map(toChat);
+}
+
+const updateInput = z
+  .object({
+    title: z.string({ error: "title must be a string" }).trim().min(1, "title must not be empty").max(200, "title must be at most 200 characters").optional(),
+    pinned: z.boolean({ error: "pinned must be true or false" }).optional(),
+  })
+  .strict()
+  .refine((v) => v.title !== undefined || v.pinned !== undefined, "give title or pinned");
+
+/** Renames or pins a chat (owner or admin, with sessions.write). */
+export async function updateChat(db: Db, principal: Principal | null, chatId: string, input: unknown): Promise<Chat> {
+  requirePermission(principal, "sessions.write");
+  await ownedChat(db, principal, chatId);
+  const parsed = updateInput.safeParse(input ?? {});
+  if (!parsed.success) throw invalidInput(parsed.error.issues);
+  const { title, pinned } = parsed.data;
+  const now = Date.now();
+  if (title !== undefined) await db.query("update chats set title = $1 where id = $2", [title, chatId]);
+  if (pinned !== undefined) await db.query("update chats set pinned_at = $1 where id = $2", [pinned ? now : null, chatId]);
+  return readableChat(db, principal, chatId);
+}
+
+/** Sets a title the server chose, only while the chat still has `expected` (a person's rename wins). */
+export async function autoTitle(db: Db, chatId: string, expected: string, title: string): Promise<boolean> {
+  const rows = await db.query("update chats set title = $1 where id = $2 and title = $3 returning id", [title, chatId, expected]);
+  return rows.length > 0;
+}
+
+/**
+ * Deletes a chat and everything in it (owner or admin, with sessions.write): its turns and messages,
+ * code runs with their calls, decisions and App operations, all stored encrypted. Running work is
+ * stopped first by `deleteChat` in agent/turns.
+ */
+export async function deleteChatRows(db: Db, chatId: string): Promise<void> {
+  await db.transaction(async (tx) => {
+    await tx.query("delete from app_operations where chat_id = $1 or run_id in (select id from code_runs where chat_id = $1)", [chatId]);
+    await tx.query("delete from decisions where chat_id = $1", [chatId]);
+    await tx.query("delete from code_runs where chat_id = $1", [chatId]);
+    await tx.query("delete from chats where id = $1", [chatId]);
+  });
 }
 
 /** The chat if the caller may read it now; otherwise NOT_FOUND (a stranger learns nothing). */

@@ -881,6 +881,7 @@ async function toRecord(ctx: ServiceContext, run: RunRow): Promise<CodeRunRecord
         index: c.idx,
         binding: c.binding,
         source: JSON.parse(c.source) as CodeRunCallView["source"],
+        arguments: JSON.parse(open<string>(ctx, "code_run_calls", `${run.id}:${c.idx}`, "args", c.args_enc)) as unknown,
         app: op
           ? {
               id: op.id,

@@ -26,6 +26,8 @@ export interface DecisionView {
   runId: string | null;
   status: "pending" | "allowed" | "denied" | "withdrawn";
   request: DecisionRequest;
+  /** What the App says about the tool now (titles and description are the App's untrusted text); null if it is gone. */
+  tool: { appName: string; title: string | null; description: string; annotations: { readOnly: boolean; destructive: boolean; openWorld: boolean } } | null;
   decidedBy: string | null;
   createdAt: number;
   decidedAt: number | null;
@@ -48,11 +50,27 @@ const toView = (platform: Platform, r: Row): DecisionView => ({
   chatId: r.chat_id,
   runId: r.run_id,
   status: r.status,
-  request: JSON.parse(platform.open(`decisions:${r.id}:request`, r.request_enc)) as DecisionRequest,
+  ...withTool(platform, JSON.parse(platform.open(`decisions:${r.id}:request`, r.request_enc)) as DecisionRequest),
   decidedBy: r.decided_by,
   createdAt: Number(r.created_at),
   decidedAt: r.decided_at === null ? null : Number(r.decided_at),
 });
+
+function withTool(platform: Platform, request: DecisionRequest): Pick<DecisionView, "request" | "tool"> {
+  const entry = platform.apps.tools().find((t) => t.binding === request.app.binding);
+  if (!entry) return { request, tool: null };
+  const a = entry.annotations ?? {};
+  return {
+    request,
+    tool: {
+      appName: entry.connectionName,
+      title: typeof entry.title === "string" ? entry.title : typeof a.title === "string" ? a.title : null,
+      description: entry.description,
+      // MCP defaults: destructiveHint and openWorldHint are true unless the tool says otherwise.
+      annotations: { readOnly: a.readOnlyHint === true, destructive: a.readOnlyHint !== true && a.destructiveHint !== false, openWorld: a.openWorldHint !== false },
+    },
+  };
+}
 
 const listInput = z.object({
   status: z.enum(["pending", "allowed", "denied", "withdrawn"], { error: "status must be pending, allowed, denied or withdrawn" }).optional(),

@@ -20,6 +20,33 @@ try {
   return { notSent: error.name }
 }`;
 
+/** The answer to a message asking for Markdown: headings, a table, a task list, a code block and a link. */
+export const MARKDOWN_ANSWER = [
+  "## Meeting summary",
+  "",
+  "Here is **what matters** this week.",
+  "",
+  "| Day | Meetings |",
+  "| --- | --- |",
+  "| Friday | 3 |",
+  "| Saturday | 1 |",
+  "",
+  "- [x] Read the calendar",
+  "- [ ] Send the notes",
+  "",
+  "```js",
+  'const total = 3 + 1',
+  'console.log("total", total)',
+  "```",
+  "",
+  "<b>raw html stays text</b>",
+  "",
+  "See [the docs](https://example.com/docs) for more.",
+].join("\n");
+
+/** A long answer streamed slowly (for Stop and for a second turn while one runs). */
+export const SLOW_WORDS = Array.from({ length: 80 }, (_, i) => `word${i + 1} `);
+
 /** Which program the stub writes for a user message; null: answer with text. */
 function programFor(text, calendarProgram) {
   if (/notes/i.test(text)) return { code: NOTES_PROGRAM, reason: "Send the notes to the team" };
@@ -53,7 +80,8 @@ export function startOpenAIStub({ port = 0, program = STUB_PROGRAM } = {}) {
     const frames = [];
     if (!body.stream) {
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ ...base, object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: "OK" }, finish_reason: "stop" }], usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 } }));
+      const asksTitle = body.messages.some((m) => typeof m.content === "string" && /title for this chat/i.test(m.content));
+      res.end(JSON.stringify({ ...base, object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: body.model === "stub-empty" ? "" : asksTitle ? "Stub title: weekly plan" : "OK" }, finish_reason: "stop" }], usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 } }));
       return;
     }
     const lastIsTool = body.messages.at(-1)?.role === "tool";
@@ -69,8 +97,18 @@ export function startOpenAIStub({ port = 0, program = STUB_PROGRAM } = {}) {
         frames.push({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: args.slice(i, i + 40) } }] }, finish_reason: null }] });
       }
       frames.push({ ...base, choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }] });
+    } else if (!lastIsTool && /slowly/i.test(userText)) {
+      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+      for (const word of SLOW_WORDS) {
+        if (res.destroyed) return;
+        res.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: { content: word }, finish_reason: null }] })}\n\n`);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      res.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\n`);
+      res.end("data: [DONE]\n\n");
+      return;
     } else {
-      let text = "Hello from the stub model.";
+      let text = /markdown/i.test(userText) && !lastIsTool ? MARKDOWN_ANSWER : "Hello from the stub model.";
       if (!lastIsTool && userText.startsWith("[OpenBot]")) {
         text = "The result arrived: all done.";
       } else if (toolMessage) {
@@ -82,7 +120,7 @@ export function startOpenAIStub({ port = 0, program = STUB_PROGRAM } = {}) {
               ? "The program is waiting for your decision."
               : `The program ended with status ${result.status}.`;
       }
-      for (const word of text.split(/(?<= )/)) frames.push({ ...base, choices: [{ index: 0, delta: { content: word }, finish_reason: null }] });
+      for (const word of text.split(/(?<=[ \n])/)) frames.push({ ...base, choices: [{ index: 0, delta: { content: word }, finish_reason: null }] });
       frames.push({ ...base, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] });
     }
     frames.push({ ...base, choices: [], usage: { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 } });

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { createChat, listChats, readableChat, shareChat, unshareChat } from "../../services/chats";
+import { deleteChat } from "../../services/agent/turns";
+import { createChat, listChats, readableChat, shareChat, unshareChat, updateChat } from "../../services/chats";
 import { requireAuth } from "../../services/auth";
 import { readSettings } from "../../services/settings";
 import { createTRPCRouter, publicProcedure } from "../trpc";
@@ -11,9 +12,15 @@ export const chatsRouter = createTRPCRouter({
     const s = await readSettings(ctx.platform.db);
     return { modelConfigured: s.model !== null || !!ctx.platform.modelOverride, codeModeEnabled: s.codeMode.enabled };
   }),
-  list: publicProcedure.query(({ ctx }) => listChats(ctx.platform.db, ctx.principal)),
+  list: publicProcedure
+    .input(z.object({ query: z.string().optional() }).optional())
+    .query(({ ctx, input }) => listChats(ctx.platform.db, ctx.principal, input)),
   byId: publicProcedure.input(z.object({ id: z.string() })).query(({ ctx, input }) => readableChat(ctx.platform.db, ctx.principal, input.id)),
   create: publicProcedure.input(z.unknown()).mutation(({ ctx, input }) => createChat(ctx.platform.db, ctx.principal, input)),
+  update: publicProcedure
+    .input(z.object({ id: z.string(), title: z.unknown().optional(), pinned: z.unknown().optional() }))
+    .mutation(({ ctx, input: { id, ...patch } }) => updateChat(ctx.platform.db, ctx.principal, id, patch)),
+  remove: publicProcedure.input(z.object({ id: z.string() })).mutation(({ ctx, input }) => deleteChat(ctx, input.id)),
   share: publicProcedure
     .input(z.object({ chatId: z.string(), userId: z.unknown() }))
     .mutation(({ ctx, input }) => shareChat(ctx.platform.db, ctx.principal, input.chatId, { userId: input.userId })),

@@ -9,6 +9,7 @@ import { sql as input } from "./0006-input";
 import { sql as vault } from "./0007-vault";
 import { sql as runVaultNames } from "./0008-run-vault-names";
 import { sql as vaultUsers } from "./0009-vault-users";
+import { sql as chatPins } from "./0011-chat-pins";
 
 export const MIGRATIONS: readonly Migration[] = [
   { id: "0001-core", sql: core },
@@ -20,4 +21,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: "0007-vault", sql: vault },
   { id: "0008-run-vault-names", sql: runVaultNames },
   { id: "0009-vault-users", sql: vaultUsers },
+  { id: "0011-chat-pins", sql: chatPins },
 ];

@@ -7,9 +7,10 @@ import { createAnthropic } from "@ai-sdk/anthropic";
 import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { generateText, type LanguageModel } from "ai";
-import type { ModelSettingsView } from "@/contracts/settings";
+import { modelPatchSchema, type ModelSettingsView } from "@/contracts/settings";
 import type { Platform } from "../../platform";
 import { type Principal, requirePermission } from "../auth";
+import { invalidInput } from "../errors";
 import { readModelApiKey, readSettings } from "../settings";
 
 export function makeModel(settings: Omit<ModelSettingsView, "apiKeySet">, apiKey: string | undefined): LanguageModel {
@@ -31,13 +32,29 @@ export async function resolveModel(platform: Platform): Promise<LanguageModel | 
   return makeModel(settings.model, await readModelApiKey(platform.db, platform.open));
 }
 
-/** "Test connection": one tiny request to the configured endpoint; reports what it answered. */
-export async function testModelConnection(platform: Platform, principal: Principal | null): Promise<{ ok: boolean; message: string }> {
+/**
+ * "Test connection": one tiny request, to the model in `input` (the form as it is, saved or not) or else
+ * the saved one. The stored API key is used only for the saved provider and base URL, so a typed URL
+ * never receives it. An answer with no text is a warning, not a success.
+ */
+export async function testModelConnection(platform: Platform, principal: Principal | null, input?: unknown): Promise<{ ok: boolean; warning?: boolean; message: string }> {
   requirePermission(principal, "platform.admin");
-  const model = await resolveModel(platform);
+  let model: LanguageModel | null;
+  if (input === undefined || input === null) model = await resolveModel(platform);
+  else {
+    const parsed = modelPatchSchema.safeParse(input);
+    if (!parsed.success) throw invalidInput(parsed.error.issues);
+    const saved = (await readSettings(platform.db)).model;
+    const sameEndpoint = saved && saved.provider === parsed.data.provider && (saved.baseURL ?? "") === (parsed.data.baseURL ?? "");
+    const apiKey = parsed.data.apiKey ?? (sameEndpoint ? await readModelApiKey(platform.db, platform.open) : undefined);
+    model = makeModel(parsed.data, apiKey);
+  }
   if (!model) return { ok: false, message: "No model is configured." };
   try {
     const result = await generateText({ model, prompt: "Reply with the single word OK.", maxOutputTokens: 16, maxRetries: 0, timeout: 20_000 });
+    if (!result.text.trim()) {
+      return { ok: false, warning: true, message: "The endpoint answered, but with no text: check the model name, or whether the model needs more output tokens." };
+    }
     return { ok: true, message: `The model answered: ${JSON.stringify(result.text.slice(0, 200))}` };
   } catch (error) {
     const text = error instanceof Error ? error.message : String(error);

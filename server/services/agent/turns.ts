@@ -7,7 +7,7 @@
  * result is posted into the chat and the model continues.
  */
 import { randomUUID } from "node:crypto";
-import { jsonSchema, type LanguageModel, type ModelMessage, stepCountIs, streamText, tool, type ToolSet } from "ai";
+import { generateText, jsonSchema, type LanguageModel, type ModelMessage, stepCountIs, streamText, tool, type ToolSet } from "ai";
 import { z } from "zod";
 import type { CodeRunRecord } from "@/contracts/code-run";
 import type { TurnEvent, TurnStatus } from "@/contracts/turn-events";
@@ -19,7 +19,7 @@ import type { Platform } from "../../platform";
 import { type Principal, principalFromKeyId, requireAuth, requirePermission } from "../auth";
 import { checkAppCall } from "../capability";
 import { vaultRefusal } from "../vault";
-import { ownedChat, readableChat, touchChat } from "../chats";
+import { autoTitle, deleteChatRows, ownedChat, readableChat, touchChat } from "../chats";
 import { cancelRun, claimRun, getRun, performAppCall, readRecordInternal, runTicketOnServer, type ServiceContext, startRun } from "../code-runs";
 import { AppError, invalidInput } from "../errors";
 import { requestDirectDecision } from "../decisions";
@@ -36,6 +36,8 @@ export interface ChatMessageView {
   text: string;
   toolCalls: { toolCallId: string; toolName: string; input?: unknown }[];
   toolResults: { toolCallId: string; toolName: string; output?: unknown; codeRunId: string | null }[];
+  /** An assistant answer cut short by Stop: what streamed before it, kept. */
+  stopped?: boolean;
   createdAt: number;
 }
 
@@ -66,8 +68,10 @@ export async function startTurn(ctx: ServiceContext, chatId: string, input: unkn
   await ownedChat(ctx.platform.db, p, chatId);
   const model = await resolveModel(ctx.platform);
   if (!model) throw new AppError("UNAVAILABLE", "No model is configured, so this chat is in manual mode: write and run programs yourself, or ask an admin to set a model in Admin → Model.");
-  const turnId = await createTurn(ctx.platform, p, chatId, host);
+  const turnId = await createTurn(ctx.platform, p, chatId, host, { exclusive: true });
+  const first = (await ctx.platform.db.query("select 1 from messages where chat_id = $1 limit 1", [chatId])).length === 0;
   await appendMessages(ctx.platform, chatId, turnId, [{ role: "user", content: parsed.data.message }]);
+  if (first) ctx.platform.track(titleChat(ctx.platform, chatId, parsed.data.message, model));
   const done = runLoop(ctx.platform, p, chatId, turnId, model, host);
   ctx.platform.track(done);
   return { turnId, done };
@@ -81,13 +85,37 @@ export async function runTurnToEnd(ctx: ServiceContext, chatId: string, input: u
   return getTurn(ctx, turnId);
 }
 
-async function createTurn(platform: Platform, p: Principal, chatId: string, host: "browser" | "server"): Promise<string> {
+/**
+ * A chat has at most one turn a person started running at a time: `exclusive` inserts the turn only if
+ * none runs (one statement, so two sends at once cannot both pass) and answers CONFLICT otherwise. A
+ * "Running" turn this process does not drive was cut off by a restart and is closed as Failed first.
+ */
+async function createTurn(platform: Platform, p: Principal, chatId: string, host: "browser" | "server", options: { exclusive?: boolean } = {}): Promise<string> {
   const turnId = `turn_${randomUUID()}`;
   const now = Date.now();
-  await platform.db.query(
-    "insert into turns (id, chat_id, status, host, created_by, api_key_id, created_at, updated_at) values ($1, $2, 'Running', $3, $4, $5, $6, $6)",
-    [turnId, chatId, host, p.userId, p.keyId, now],
-  );
+  platform.activeTurns.set(turnId, new AbortController());
+  const values = [turnId, chatId, host, p.userId, p.keyId, now];
+  if (options.exclusive) {
+    const running = await platform.db.query<{ id: string }>("select id from turns where chat_id = $1 and status = 'Running'", [chatId]);
+    for (const r of running.filter((r) => !platform.activeTurns.has(r.id))) {
+      await platform.db.query("update turns set status = 'Failed', error = $1, updated_at = $2 where id = $3 and status = 'Running'", ["The turn was interrupted.", now, r.id]);
+    }
+    const inserted = await platform.db.query(
+      `insert into turns (id, chat_id, status, host, created_by, api_key_id, created_at, updated_at)
+       select $1, $2, 'Running', $3, $4, $5, $6, $6 where not exists (select 1 from turns where chat_id = $2 and status = 'Running')
+       returning id`,
+      values,
+    );
+    if (!inserted.length) {
+      platform.activeTurns.delete(turnId);
+      throw new AppError("CONFLICT", "The assistant is still answering in this chat; wait for it to finish or stop it before sending another message.");
+    }
+  } else {
+    await platform.db.query(
+      "insert into turns (id, chat_id, status, host, created_by, api_key_id, created_at, updated_at) values ($1, $2, 'Running', $3, $4, $5, $6, $6)",
+      values,
+    );
+  }
   await touchChat(platform.db, chatId);
   emit(platform, chatId, { type: "turn-start", turnId });
   return turnId;
@@ -113,10 +141,13 @@ async function loadModelMessages(platform: Platform, chatId: string): Promise<Mo
 const directName = (entry: ToolEntry) => entry.binding.replace(".", "__").slice(0, 64);
 
 async function runLoop(platform: Platform, principal: Principal, chatId: string, turnId: string, model: LanguageModel, host: "browser" | "server") {
-  const controller = new AbortController();
+  const controller = platform.activeTurns.get(turnId) ?? new AbortController();
   platform.activeTurns.set(turnId, controller);
   let status: TurnStatus = "Completed";
   let error: string | null = null;
+  // What a stopped turn keeps: the messages of its finished steps and the text of the step it was in.
+  let finished: ModelMessage[] = [];
+  let partial = "";
   try {
     const settings = await readSettings(platform.db);
     const apps = platform.apps.tools();
@@ -154,9 +185,16 @@ async function runLoop(platform: Platform, principal: Principal, chatId: string,
       stopWhen: stepCountIs(10),
       abortSignal: controller.signal,
       maxRetries: 1,
+      onStepFinish: (step) => {
+        finished = [...step.response.messages];
+        partial = "";
+      },
     });
     for await (const part of result.fullStream) {
-      if (part.type === "text-delta") emit(platform, chatId, { type: "text-delta", turnId, text: part.text });
+      if (part.type === "text-delta") {
+        partial += part.text;
+        emit(platform, chatId, { type: "text-delta", turnId, text: part.text });
+      }
       else if (part.type === "tool-call") emit(platform, chatId, { type: "tool-call", turnId, toolCallId: part.toolCallId, toolName: part.toolName });
       else if (part.type === "tool-result") emit(platform, chatId, { type: "tool-result", turnId, toolCallId: part.toolCallId });
       else if (part.type === "error") throw part.error;
@@ -167,6 +205,9 @@ async function runLoop(platform: Platform, principal: Principal, chatId: string,
     if (controller.signal.aborted) {
       status = "Cancelled";
       error = "The turn was stopped.";
+      const kept: ModelMessage[] = [...finished];
+      if (partial) kept.push({ role: "assistant", content: [{ type: "text", text: partial }], providerOptions: { openbot: { stopped: true } } });
+      await appendMessages(platform, chatId, turnId, kept).catch((cause) => logFailure("turn_partial_not_saved", cause, { turnId }));
     } else {
       status = "Failed";
       const errorId = logFailure("turn_failed", cause, { turnId });
@@ -316,6 +357,7 @@ function toView(row: { id: string; turn_id: string | null; kind: "model" | "noti
     toolResults: [],
     createdAt: Number(row.created_at),
   };
+  if (message.role === "assistant" && message.providerOptions?.openbot?.stopped === true) view.stopped = true;
   if (typeof message.content === "string") view.text = message.content.replace(/^\[OpenBot\] /, "");
   else {
     for (const part of message.content) {
@@ -357,6 +399,29 @@ export async function getTurn(ctx: ServiceContext, turnId: string): Promise<Turn
   return { id: row.id, chatId: row.chat_id, status: row.status, error: row.error, messages, createdAt: Number(row.created_at), updatedAt: Number(row.updated_at) };
 }
 
+/**
+ * Titles a new chat from its first message: at once with its first words, then (if the model answers)
+ * with a short title the model writes. A title the person set in the meantime is kept.
+ */
+async function titleChat(platform: Platform, chatId: string, message: string, model: LanguageModel): Promise<void> {
+  const words = message.replace(/\s+/g, " ").trim().split(" ").slice(0, 8).join(" ");
+  const quick = words.length > 60 ? `${words.slice(0, 59)}…` : words;
+  if (!(await autoTitle(platform.db, chatId, "New chat", quick))) return;
+  emit(platform, chatId, { type: "chat-title", turnId: "", title: quick });
+  try {
+    const answer = await generateText({
+      model,
+      maxRetries: 0,
+      abortSignal: AbortSignal.timeout(15_000),
+      messages: [{ role: "user", content: `Write a title for this chat of at most six words. Answer with the title only.\n\nFirst message: ${message.slice(0, 2_000)}` }],
+    });
+    const title = answer.text.replace(/^["'\s#*]+|["'\s.*]+$/g, "").replace(/\s+/g, " ").slice(0, 80);
+    if (title && (await autoTitle(platform.db, chatId, quick, title))) emit(platform, chatId, { type: "chat-title", turnId: "", title });
+  } catch (cause) {
+    logFailure("chat_title_failed", cause, { chatId });
+  }
+}
+
 /** Interrupts a turn: the model stream stops and its running programs are cancelled. */
 export async function stopTurn(ctx: ServiceContext, turnId: string): Promise<TurnView> {
   requirePermission(ctx.principal, "sessions.write");
@@ -374,4 +439,20 @@ export function subscribeAgent(platform: Platform): void {
   platform.events.on("direct-call-settled", ({ chatId, keyId, summary, payload }) =>
     platform.track(postLateResult(platform, chatId, keyId, summary, payload)),
   );
+}
+
+/** Deletes a chat (owner or admin, with sessions.write): its turns stop, its runs are cancelled, then every row goes. */
+export async function deleteChat(ctx: ServiceContext, chatId: string): Promise<{ ok: true; id: string }> {
+  requirePermission(ctx.principal, "sessions.write");
+  await ownedChat(ctx.platform.db, ctx.principal, chatId);
+  const turns = await ctx.platform.db.query<{ id: string }>("select id from turns where chat_id = $1 and status = 'Running'", [chatId]);
+  for (const t of turns) ctx.platform.activeTurns.get(t.id)?.abort();
+  // Marked reported first: a run cancelled here must not post its late result into the chat being deleted.
+  const running = await ctx.platform.db.query<{ id: string }>(
+    "update code_runs set reported = true where chat_id = $1 and status in ('Queued', 'Running', 'Waiting') returning id",
+    [chatId],
+  );
+  for (const r of running) await cancelRun(ctx, r.id).catch(() => undefined);
+  await deleteChatRows(ctx.platform.db, chatId);
+  return { ok: true, id: chatId };
 }

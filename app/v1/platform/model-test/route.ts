@@ -3,4 +3,5 @@ import { rest } from "@/server/http/rest";
 import { testModelConnection } from "@/server/services/agent/models";
 
 export const dynamic = "force-dynamic";
-export const POST = rest(guard("POST /v1/platform/model-test", ({ ctx }) => testModelConnection(ctx.platform, ctx.principal)));
+/** Body `{provider, baseURL?, model, apiKey?}` tests that model unsaved; no body tests the saved one. */
+export const POST = rest(guard("POST /v1/platform/model-test", ({ ctx, body }) => testModelConnection(ctx.platform, ctx.principal, body)));

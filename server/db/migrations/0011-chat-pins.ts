@@ -1,0 +1,4 @@
+/** Chats can be pinned to the top of the list (the time they were pinned; null: not pinned). */
+export const sql = `
+alter table chats add column pinned_at bigint
+`;
