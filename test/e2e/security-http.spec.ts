@@ -185,8 +185,14 @@ function rawPost(url: string, headers: Record<string, string>, total: number, op
         req.destroy();
       });
     });
-    req.on("error", (e) => {
-      if (!answered) reject(e);
+    let failed = false;
+    req.on("error", (e: NodeJS.ErrnoException) => {
+      failed = true;
+      if (answered) return;
+      // The server may answer and close while we are still writing: the write fails (EPIPE, ECONNRESET)
+      // just before its response is parsed. Give that response a moment to arrive before failing.
+      if (e.code === "EPIPE" || e.code === "ECONNRESET") setTimeout(() => answered || reject(e), 2_000);
+      else reject(e);
     });
     if (data) {
       sent = data.length;
@@ -194,12 +200,12 @@ function rawPost(url: string, headers: Record<string, string>, total: number, op
       return;
     }
     const pump = () => {
-      while (!answered && sent < total) {
+      while (!answered && !failed && sent < total) {
         const n = Math.min(MiB, total - sent);
         sent += n;
         if (!req.write(n === MiB ? chunk : chunk.subarray(0, n))) return void req.once("drain", pump);
       }
-      if (!answered) req.end();
+      if (!answered && !failed) req.end();
     };
     pump();
   });
