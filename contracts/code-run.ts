@@ -12,9 +12,17 @@ export type CodeRunStatus = (typeof CODE_RUN_STATUSES)[number];
 
 export const startRunInput = z.object({
   chatId: z.string().min(1, "chatId is required"),
-  code: z.string({ error: "code must be a string" }).min(1, "code must not be empty").max(200_000, "code must be at most 200000 characters"),
-  reason: z.string({ error: "reason must be a string" }).max(2000, "reason must be at most 2000 characters").default(""),
-  language: z.enum(["javascript", "typescript"], { error: 'language must be "javascript" or "typescript"' }).default("javascript"),
+  code: z
+    .string({ error: "code must be a string" })
+    .min(1, "code must not be empty")
+    .max(200_000, "code must be at most 200000 characters"),
+  reason: z
+    .string({ error: "reason must be a string" })
+    .max(2000, "reason must be at most 2000 characters")
+    .default(""),
+  language: z
+    .enum(["javascript", "typescript"], { error: 'language must be "javascript" or "typescript"' })
+    .default("javascript"),
 });
 export type StartRunInput = z.input<typeof startRunInput>;
 
@@ -27,7 +35,11 @@ export const FAILURE_MESSAGE_MAX_CHARS = 8000;
 /** Call indexes are stored as 32-bit integers. */
 const callIndex = z.number().int().min(0).max(2_147_483_647);
 /** An id a client names (run, chat, turn): bounded like every string a client sends. */
-export const idField = (name: string) => z.string({ error: `${name} must be a string` }).min(1, `${name} is required`).max(200, `${name} is too long`);
+export const idField = (name: string) =>
+  z
+    .string({ error: `${name} must be a string` })
+    .min(1, `${name} is required`)
+    .max(200, `${name} is too long`);
 
 /** One nested call from a page's worker (`codeRuns.appCall`). */
 export const appCallInput = z.object({
@@ -51,14 +63,26 @@ const logs = z.array(logLine).max(OUTPUT_MAX + 1, `logs must have at most ${OUTP
 const output = z.array(outputItem).max(OUTPUT_MAX, `output must have at most ${OUTPUT_MAX} items`);
 /** The order in which call outcomes reached the program: what a re-run replays. */
 const completionOrder = z.array(callIndex).max(100_000, "completionOrder must have at most 100000 entries").optional();
-const message = z.string().max(FAILURE_MESSAGE_MAX_CHARS, `message must be at most ${FAILURE_MESSAGE_MAX_CHARS} characters`);
+const message = z
+  .string()
+  .max(FAILURE_MESSAGE_MAX_CHARS, `message must be at most ${FAILURE_MESSAGE_MAX_CHARS} characters`);
 export const runOutcomeInput = z.discriminatedUnion("status", [
-  z.object({ status: z.literal("completed"), valueJson: z.string().max(OUTPUT_MAX, `valueJson must be at most ${OUTPUT_MAX} characters`), logs, output, completionOrder }),
+  z.object({
+    status: z.literal("completed"),
+    valueJson: z.string().max(OUTPUT_MAX, `valueJson must be at most ${OUTPUT_MAX} characters`),
+    logs,
+    output,
+    completionOrder,
+  }),
   z.object({ status: z.literal("failed"), reason: z.enum(FAILURE_REASONS), message, logs, output, completionOrder }),
   z.object({ status: z.literal("waiting"), index: callIndex, logs, output, completionOrder }),
 ]);
 /** The end of an attempt as its page host reports it (`codeRuns.finish`). */
-export const finishRunInput = z.object({ runId: idField("runId"), attempt: z.number().int().min(1), outcome: runOutcomeInput });
+export const finishRunInput = z.object({
+  runId: idField("runId"),
+  attempt: z.number().int().min(1),
+  outcome: runOutcomeInput,
+});
 
 export interface AppOperationView {
   id: string;
@@ -81,7 +105,12 @@ export interface CodeRunCallView {
 }
 
 export type CodeRunResult =
-  | { _tag: "Completed"; /** Always present (JSON null included). */ value?: unknown; logs: LogLine[]; output: OutputItem[] }
+  | {
+      _tag: "Completed" /** Always present (JSON null included). */;
+      value?: unknown;
+      logs: LogLine[];
+      output: OutputItem[];
+    }
   | { _tag: "Failed"; reason: FailureReason; errorId: string; message: string; logs: LogLine[] };
 
 export interface CodeRunRecord {

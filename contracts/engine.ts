@@ -68,7 +68,7 @@ export interface LogLine {
   level: LogLevel;
   text: string;
 }
-export type OutputItem = { type: "text"; text: string } | { type: "json"; /** Always present. */ value?: unknown };
+export type OutputItem = { type: "text"; text: string } | { type: "json" /** Always present. */; value?: unknown };
 
 /** Everything a host needs to run one attempt of a program. */
 export interface RunInput {

@@ -69,7 +69,10 @@ export const modelPatchSchema = z
     apiKey: z.string().max(4000).optional(),
   })
   .strict()
-  .refine((m) => m.provider !== "openai-compatible" || !!m.baseURL, { message: "baseURL is required for openai-compatible", path: ["baseURL"] });
+  .refine((m) => m.provider !== "openai-compatible" || !!m.baseURL, {
+    message: "baseURL is required for openai-compatible",
+    path: ["baseURL"],
+  });
 export type ModelPatch = z.infer<typeof modelPatchSchema>;
 
 export interface PlatformSettings {
@@ -82,7 +85,9 @@ export interface PlatformSettings {
 
 export const settingsPatchSchema = z
   .object({
-    expectedVersion: z.number({ error: "expectedVersion must be a number" }).int("expectedVersion must be a whole number"),
+    expectedVersion: z
+      .number({ error: "expectedVersion must be a number" })
+      .int("expectedVersion must be a whole number"),
     codeMode: codeModeSchema.partial().strict().optional(),
     model: modelPatchSchema.nullable().optional(),
   })

@@ -9,7 +9,7 @@
  * OPENBOT_BENCH_CODE_MODE (e.g. '{"maxServerRuns":2}'). Run `npm run build` first.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
@@ -29,7 +29,13 @@ if (!existsSync(".next/BUILD_ID")) {
 
 const dataDir = mkdtempSync(path.join(os.tmpdir(), "openbot-bench-limits-"));
 const server = spawn(process.execPath, ["scripts/server.mjs"], {
-  env: { ...process.env, PORT: String(PORT), HOST: "127.0.0.1", OPENBOT_DATA_DIR: dataDir, OPENBOT_ADMIN_TOKEN: ADMIN_TOKEN },
+  env: {
+    ...process.env,
+    PORT: String(PORT),
+    HOST: "127.0.0.1",
+    OPENBOT_DATA_DIR: dataDir,
+    OPENBOT_ADMIN_TOKEN: ADMIN_TOKEN,
+  },
   stdio: ["ignore", "ignore", "inherit"],
 });
 let stopped = false;
@@ -43,7 +49,10 @@ process.on("exit", stop);
 async function api(method, route, token, body) {
   const r = await fetch(`${BASE}${route}`, {
     method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await r.text();
@@ -132,10 +141,19 @@ try {
   const settings = (await api("GET", "/v1/platform/settings", ADMIN_TOKEN)).json;
   // OPENBOT_BENCH_CODE_MODE='{"maxServerRuns":2}' tries other caps.
   const overrides = JSON.parse(process.env.OPENBOT_BENCH_CODE_MODE ?? "{}");
-  const patched = await api("PATCH", "/v1/platform/settings", ADMIN_TOKEN, { expectedVersion: settings.version, codeMode: { enabled: true, ...overrides } });
+  const patched = await api("PATCH", "/v1/platform/settings", ADMIN_TOKEN, {
+    expectedVersion: settings.version,
+    codeMode: { enabled: true, ...overrides },
+  });
   if (patched.status !== 200) throw new Error(`settings: ${JSON.stringify(patched.json).slice(0, 300)}`);
   const user = (await api("POST", "/v1/users", ADMIN_TOKEN, { name: "Bench member", role: "member" })).json;
-  const key = (await api("POST", "/v1/api-keys", ADMIN_TOKEN, { userId: user.id, name: "bench", permissions: ["apps.use", "sessions.read", "sessions.write"] })).json;
+  const key = (
+    await api("POST", "/v1/api-keys", ADMIN_TOKEN, {
+      userId: user.id,
+      name: "bench",
+      permissions: ["apps.use", "sessions.read", "sessions.write"],
+    })
+  ).json;
   const member = key.token;
   if (!member) throw new Error(`could not create the member's key: ${JSON.stringify(key).slice(0, 200)}`);
   const chat = (await api("POST", "/v1/chats", member, { title: "bench" })).json;
@@ -146,8 +164,18 @@ try {
   await api("POST", `/v1/chats/${chat.id}/code-runs`, member, { code: "return 1", reason: "warm-up" });
   const warm = await trpc("codeRuns.start", member, { chatId: chat.id, code: "return 1" });
   const warmTicket = warm.json.result.data.ticket;
-  await trpc("codeRuns.appCall", member, { runId: warmTicket.runId, attempt: warmTicket.attempt, index: 0, binding: "work_calendar.list_events", argsJson: '{"day":"2026-10-23"}' });
-  await trpc("codeRuns.finish", member, { runId: warmTicket.runId, attempt: warmTicket.attempt, outcome: { status: "completed", valueJson: "1", logs: [], output: [], completionOrder: [0] } });
+  await trpc("codeRuns.appCall", member, {
+    runId: warmTicket.runId,
+    attempt: warmTicket.attempt,
+    index: 0,
+    binding: "work_calendar.list_events",
+    argsJson: '{"day":"2026-10-23"}',
+  });
+  await trpc("codeRuns.finish", member, {
+    runId: warmTicket.runId,
+    attempt: warmTicket.attempt,
+    outcome: { status: "completed", valueJson: "1", logs: [], output: [], completionOrder: [0] },
+  });
 
   // 0. The same health checks with nothing else going on, for comparison on a busy machine.
   const stopIdle = sampler();
@@ -158,13 +186,18 @@ try {
   const stopBombs = sampler();
   const started = performance.now();
   const results = await Promise.all(
-    Array.from({ length: BOMBS }, () => api("POST", `/v1/chats/${chat.id}/code-runs`, member, { code: BOMB, reason: "memory bomb" })),
+    Array.from({ length: BOMBS }, () =>
+      api("POST", `/v1/chats/${chat.id}/code-runs`, member, { code: BOMB, reason: "memory bomb" }),
+    ),
   );
   const bombSeconds = (performance.now() - started) / 1000;
   const bombPeaks = await stopBombs();
   const endings = {};
   for (const r of results) {
-    const label = r.status === 200 ? `${r.json.status} ${r.json.result?.reason ?? ""}`.trim() : `HTTP ${r.status} ${r.json.error?.code ?? ""}`.trim();
+    const label =
+      r.status === 200
+        ? `${r.json.status} ${r.json.result?.reason ?? ""}`.trim()
+        : `HTTP ${r.status} ${r.json.error?.code ?? ""}`.trim();
     endings[label] = (endings[label] ?? 0) + 1;
   }
 
@@ -174,16 +207,30 @@ try {
   for (let n = 0; n < 4; n++) {
     listResults.push(
       await (async () => {
-      const start = await trpc("codeRuns.start", member, { chatId: chat.id, code: "return 1" });
-      const { runId, attempt } = start.json.result.data.ticket;
-      for (const index of [0, 1]) {
-        await trpc("codeRuns.appCall", member, { runId, attempt, index, binding: "work_calendar.list_events", argsJson: '{"day":"2026-10-23"}' });
-      }
-      const completionOrder = Array.from({ length: LIST }, (_, i) => i % 2);
-      const logs = Array.from({ length: LIST }, () => ({ level: "log", text: "" }));
-      const a = await trpc("codeRuns.finish", member, { runId, attempt, outcome: { status: "completed", valueJson: "1", logs: [], output: [], completionOrder } });
-      const b = await trpc("codeRuns.finish", member, { runId, attempt, outcome: { status: "completed", valueJson: "1", logs, output: [] } });
-      return [a.status, b.status];
+        const start = await trpc("codeRuns.start", member, { chatId: chat.id, code: "return 1" });
+        const { runId, attempt } = start.json.result.data.ticket;
+        for (const index of [0, 1]) {
+          await trpc("codeRuns.appCall", member, {
+            runId,
+            attempt,
+            index,
+            binding: "work_calendar.list_events",
+            argsJson: '{"day":"2026-10-23"}',
+          });
+        }
+        const completionOrder = Array.from({ length: LIST }, (_, i) => i % 2);
+        const logs = Array.from({ length: LIST }, () => ({ level: "log", text: "" }));
+        const a = await trpc("codeRuns.finish", member, {
+          runId,
+          attempt,
+          outcome: { status: "completed", valueJson: "1", logs: [], output: [], completionOrder },
+        });
+        const b = await trpc("codeRuns.finish", member, {
+          runId,
+          attempt,
+          outcome: { status: "completed", valueJson: "1", logs, output: [] },
+        });
+        return [a.status, b.status];
       })(),
     );
   }
@@ -195,23 +242,42 @@ try {
   // (each running bomb keeps a core busy), so it follows maxServerRuns against the cores.
   const maxHealthMs = listPeaks.healthMs;
   const mark = (ok) => (ok ? "ok" : "OVER TARGET");
-  console.log(`\nbench:limits on ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}`);
-  console.log(`caps: maxServerRuns ${codeMode.maxServerRuns}, maxServerRunsPerUser ${codeMode.maxServerRunsPerUser}, maxQueuedRunsPerUser ${codeMode.maxQueuedRunsPerUser}, memoryMb ${codeMode.memoryMb}`);
-  console.log(`idle RSS                     ${idleRssMb.toFixed(0)} MB, idle max /v1/health ${idlePeaks.healthMs.toFixed(0)} ms over ${idlePeaks.healthChecks} checks (without database: ${idlePeaks.plainMs.toFixed(0)} ms)`);
+  console.log(
+    `\nbench:limits on ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}`,
+  );
+  console.log(
+    `caps: maxServerRuns ${codeMode.maxServerRuns}, maxServerRunsPerUser ${codeMode.maxServerRunsPerUser}, maxQueuedRunsPerUser ${codeMode.maxQueuedRunsPerUser}, memoryMb ${codeMode.memoryMb}`,
+  );
+  console.log(
+    `idle RSS                     ${idleRssMb.toFixed(0)} MB, idle max /v1/health ${idlePeaks.healthMs.toFixed(0)} ms over ${idlePeaks.healthChecks} checks (without database: ${idlePeaks.plainMs.toFixed(0)} ms)`,
+  );
   console.log(`${BOMBS} memory bombs (one member) ended in ${bombSeconds.toFixed(1)} s: ${JSON.stringify(endings)}`);
-  console.log(`  peak RSS                   ${(bombPeaks.rssKb / 1024).toFixed(0)} MB, peak threads ${bombPeaks.threads}`);
-  console.log(`  max /v1/health delay       ${bombPeaks.healthMs.toFixed(0)} ms over ${bombPeaks.healthChecks} checks (a page without database: ${bombPeaks.plainMs.toFixed(0)} ms)`);
-  console.log(`${LIST}-entry lists (4 runs × completionOrder and logs, one at a time): HTTP ${JSON.stringify(listResults)}`);
+  console.log(
+    `  peak RSS                   ${(bombPeaks.rssKb / 1024).toFixed(0)} MB, peak threads ${bombPeaks.threads}`,
+  );
+  console.log(
+    `  max /v1/health delay       ${bombPeaks.healthMs.toFixed(0)} ms over ${bombPeaks.healthChecks} checks (a page without database: ${bombPeaks.plainMs.toFixed(0)} ms)`,
+  );
+  console.log(
+    `${LIST}-entry lists (4 runs × completionOrder and logs, one at a time): HTTP ${JSON.stringify(listResults)}`,
+  );
   console.log(`  peak RSS                   ${(listPeaks.rssKb / 1024).toFixed(0)} MB`);
-  console.log(`  max /v1/health delay       ${listPeaks.healthMs.toFixed(0)} ms over ${listPeaks.healthChecks} checks (a page without database: ${listPeaks.plainMs.toFixed(0)} ms)`);
+  console.log(
+    `  max /v1/health delay       ${listPeaks.healthMs.toFixed(0)} ms over ${listPeaks.healthChecks} checks (a page without database: ${listPeaks.plainMs.toFixed(0)} ms)`,
+  );
   console.log(`peak RSS ${peakRssMb.toFixed(0)} MB vs target ${RSS_TARGET_MB} MB: ${mark(peakRssMb < RSS_TARGET_MB)}`);
-  console.log(`max health delay under the lists ${maxHealthMs.toFixed(0)} ms vs target ${HEALTH_TARGET_MS} ms: ${mark(maxHealthMs < HEALTH_TARGET_MS)}`);
-  console.log(`max health delay under the bombs ${bombPeaks.healthMs.toFixed(0)} ms (${mark(bombPeaks.healthMs < HEALTH_TARGET_MS)} against the same 1 s)`);
+  console.log(
+    `max health delay under the lists ${maxHealthMs.toFixed(0)} ms vs target ${HEALTH_TARGET_MS} ms: ${mark(maxHealthMs < HEALTH_TARGET_MS)}`,
+  );
+  console.log(
+    `max health delay under the bombs ${bombPeaks.healthMs.toFixed(0)} ms (${mark(bombPeaks.healthMs < HEALTH_TARGET_MS)} against the same 1 s)`,
+  );
 } catch (error) {
   console.error("bench:limits failed:", error);
   process.exitCode = 1;
 } finally {
   stop();
-  if (server.exitCode === null && server.signalCode === null) await new Promise((resolve) => server.once("exit", resolve));
+  if (server.exitCode === null && server.signalCode === null)
+    await new Promise((resolve) => server.once("exit", resolve));
   rmSync(dataDir, { recursive: true, force: true });
 }

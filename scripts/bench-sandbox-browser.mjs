@@ -9,22 +9,39 @@ import { copyFile, mkdir, readFile, writeFile } from "node:fs/promises";
 import http from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
 import { chromium } from "@playwright/test";
-import { PEERS, WORKLOADS, fmt, goalOf, printTable } from "./bench-workloads.mjs";
+import { build } from "esbuild";
+import { fmt, goalOf, PEERS, printTable, WORKLOADS } from "./bench-workloads.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const out = path.join(root, "dist/bench-browser");
 const port = Number(process.env.OPENBOT_BENCH_PORT ?? 3162);
 
 await mkdir(out, { recursive: true });
-const common = { bundle: true, platform: "browser", format: "esm", target: "es2022", absWorkingDir: root, logLevel: "warning" };
+const common = {
+  bundle: true,
+  platform: "browser",
+  format: "esm",
+  target: "es2022",
+  absWorkingDir: root,
+  logLevel: "warning",
+};
 await Promise.all([
   build({ ...common, entryPoints: ["worker/browser-worker.ts"], outfile: path.join(out, "sandbox-worker.js") }),
-  build({ ...common, entryPoints: ["scripts/bench-browser/bare-worker.mjs"], outfile: path.join(out, "bare-worker.js") }),
+  build({
+    ...common,
+    entryPoints: ["scripts/bench-browser/bare-worker.mjs"],
+    outfile: path.join(out, "bare-worker.js"),
+  }),
   build({ ...common, entryPoints: ["scripts/bench-browser/page.mjs"], outfile: path.join(out, "page.js") }),
-  copyFile(path.join(root, "node_modules/@jitl/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm"), path.join(out, "emscripten-module.wasm")),
-  writeFile(path.join(out, "index.html"), '<!doctype html><meta charset="utf-8"><title>sandbox bench</title><script type="module" src="./page.js"></script>\n'),
+  copyFile(
+    path.join(root, "node_modules/@jitl/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm"),
+    path.join(out, "emscripten-module.wasm"),
+  ),
+  writeFile(
+    path.join(out, "index.html"),
+    '<!doctype html><meta charset="utf-8"><title>sandbox bench</title><script type="module" src="./page.js"></script>\n',
+  ),
 ]);
 
 const types = { ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm" };
@@ -32,7 +49,10 @@ const server = http.createServer(async (req, res) => {
   const name = path.basename(new URL(req.url ?? "/", "http://x").pathname) || "index.html";
   try {
     const body = await readFile(path.join(out, name));
-    res.writeHead(200, { "content-type": types[path.extname(name)] ?? "application/octet-stream", "cache-control": "max-age=3600" });
+    res.writeHead(200, {
+      "content-type": types[path.extname(name)] ?? "application/octet-stream",
+      "cache-control": "max-age=3600",
+    });
     res.end(body);
   } catch {
     res.writeHead(404).end();
@@ -47,14 +67,26 @@ try {
   await page.goto(`http://127.0.0.1:${port}/index.html`);
   await page.waitForFunction(() => typeof window.runBench === "function");
   const { cold, results, crossOriginIsolated, userAgent } = await page.evaluate(() => window.runBench());
-  console.log(`${userAgent.match(/Chrome\/[\d.]+/)?.[0] ?? userAgent}; crossOriginIsolated ${crossOriginIsolated} (busy time by ${crossOriginIsolated ? "shared meter" : "messages"})`);
-  console.log("page path: SandboxSupervisor over Web Workers, tools answered by the page; bare: quickjs-emscripten in a Web Worker, calls answered by the page\n");
+  console.log(
+    `${userAgent.match(/Chrome\/[\d.]+/)?.[0] ?? userAgent}; crossOriginIsolated ${crossOriginIsolated} (busy time by ${crossOriginIsolated ? "shared meter" : "messages"})`,
+  );
+  console.log(
+    "page path: SandboxSupervisor over Web Workers, tools answered by the page; bare: quickjs-emscripten in a Web Worker, calls answered by the page\n",
+  );
   const table = [["workload", "bare worker", "page", "×bare", "peer", "goal", "page vs goal"]];
   for (const workload of WORKLOADS) {
     const r = results[workload.name];
     const goal = goalOf(workload.name, r.bare);
     const ratio = goal.ratio(r.page);
-    table.push([workload.label, fmt(r.bare), fmt(r.page), fmt(r.page / r.bare, 2), fmt(PEERS[workload.name]), goal.text, `${fmt(ratio, 2)} ${ratio <= goal.max ? "ok" : "MISS"}`]);
+    table.push([
+      workload.label,
+      fmt(r.bare),
+      fmt(r.page),
+      fmt(r.page / r.bare, 2),
+      fmt(PEERS[workload.name]),
+      goal.text,
+      `${fmt(ratio, 2)} ${ratio <= goal.max ? "ok" : "MISS"}`,
+    ]);
   }
   printTable(table);
   console.log(

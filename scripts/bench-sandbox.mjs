@@ -6,9 +6,9 @@
  * (scripts/bench-sandbox-browser.mjs). Informational only: nothing here fails on a slow machine.
  */
 import os from "node:os";
-import { newQuickJSWASMModuleFromVariant, newVariant } from "quickjs-emscripten-core";
 import RELEASE_SYNC from "@jitl/quickjs-wasmfile-release-sync";
-import { WORKLOADS, ROWS_JSON, PEERS, goalOf, median, fmt, printTable } from "./bench-workloads.mjs";
+import { newQuickJSWASMModuleFromVariant, newVariant } from "quickjs-emscripten-core";
+import { fmt, goalOf, median, PEERS, printTable, ROWS_JSON, WORKLOADS } from "./bench-workloads.mjs";
 
 if (process.argv.includes("--browser")) {
   await import("./bench-sandbox-browser.mjs");
@@ -22,10 +22,18 @@ async function main() {
   const { spawnNodeWorker } = await import("../dist/worker/node-port.mjs");
 
   const LIMITS = { timeoutMs: 10_000, memoryMb: 64, outputBytes: 1 << 20, maxPendingCalls: 128 };
-  const input = (code) => ({ code, time: 0, seed: 1, limits: LIMITS, bindings: ["bench.echo", "bench.rows", "bench.slow"], vaultNames: [] });
+  const input = (code) => ({
+    code,
+    time: 0,
+    seed: 1,
+    limits: LIMITS,
+    bindings: ["bench.echo", "bench.rows", "bench.slow"],
+    vaultNames: [],
+  });
   const answer = (binding, argsJson) => {
     if (binding === "bench.rows") return Promise.resolve({ type: "ok", resultJson: ROWS_JSON });
-    if (binding === "bench.slow") return new Promise((resolve) => setTimeout(() => resolve({ type: "ok", resultJson: "{\"ok\":true}" }), 20));
+    if (binding === "bench.slow")
+      return new Promise((resolve) => setTimeout(() => resolve({ type: "ok", resultJson: '{"ok":true}' }), 20));
     return Promise.resolve({ type: "ok", resultJson: argsJson });
   };
   const handlers = { call: (req) => answer(req.binding, req.argsJson) };
@@ -108,7 +116,9 @@ async function main() {
   const results = {};
   for (const workload of WORKLOADS) {
     const once = (runOne) =>
-      workload.parallel ? Promise.all(Array.from({ length: workload.parallel }, () => runOne(workload.code))) : runOne(workload.code);
+      workload.parallel
+        ? Promise.all(Array.from({ length: workload.parallel }, () => runOne(workload.code)))
+        : runOne(workload.code);
     const times = Object.fromEntries(systems.map(([name]) => [name, []]));
     for (let i = 0; i < workload.warm + workload.n; i++) {
       for (let k = 0; k < systems.length; k++) {
@@ -131,7 +141,12 @@ async function main() {
   const bareAt = async (mb) => {
     if (!bareModules.has(mb)) {
       const pages = Math.max(16, mb + 8) * 16;
-      bareModules.set(mb, newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmMemory: new WebAssembly.Memory({ initial: pages, maximum: pages }) })));
+      bareModules.set(
+        mb,
+        newQuickJSWASMModuleFromVariant(
+          newVariant(RELEASE_SYNC, { wasmMemory: new WebAssembly.Memory({ initial: pages, maximum: pages }) }),
+        ),
+      );
     }
     return bareModules.get(mb);
   };
@@ -141,7 +156,9 @@ async function main() {
       const saved = bareModule;
       bareModule = quickjs;
       try {
-        const runs = workload.parallel ? Promise.all(Array.from({ length: workload.parallel }, () => bareRun(workload.code))) : bareRun(workload.code);
+        const runs = workload.parallel
+          ? Promise.all(Array.from({ length: workload.parallel }, () => bareRun(workload.code)))
+          : bareRun(workload.code);
         let timer;
         const stuck = new Promise((_, reject) => (timer = setTimeout(() => reject(new Error("stuck")), 10_000)));
         await Promise.race([runs, stuck]).finally(() => clearTimeout(timer));
@@ -154,7 +171,9 @@ async function main() {
     },
     inProcess: async (workload, mb) => {
       const run = () => engine.run({ ...input(workload.code), limits: { ...LIMITS, memoryMb: mb } }, handlers);
-      const outcomes = await (workload.parallel ? Promise.all(Array.from({ length: workload.parallel }, run)) : Promise.all([run()]));
+      const outcomes = await (workload.parallel
+        ? Promise.all(Array.from({ length: workload.parallel }, run))
+        : Promise.all([run()]));
       return outcomes.every((outcome) => outcome.status === "completed");
     },
   };
@@ -175,9 +194,27 @@ async function main() {
   supervisor.dispose();
 
   const cpu = os.cpus()[0]?.model ?? "unknown cpu";
-  console.log(`machine: ${cpu}, ${os.cpus().length} cores, load ${os.loadavg()[0].toFixed(2)}, node ${process.version}`);
-  console.log("medians in ms; ×bare = ratio to bare quickjs-emscripten measured in this run; peer = issue 16's fixed figure\n");
-  const table = [["workload", "bare", "in-process", "×bare", "server", "×bare", "peer", "goal", "in-proc", "server", "memory cap/run bare → ours"]];
+  console.log(
+    `machine: ${cpu}, ${os.cpus().length} cores, load ${os.loadavg()[0].toFixed(2)}, node ${process.version}`,
+  );
+  console.log(
+    "medians in ms; ×bare = ratio to bare quickjs-emscripten measured in this run; peer = issue 16's fixed figure\n",
+  );
+  const table = [
+    [
+      "workload",
+      "bare",
+      "in-process",
+      "×bare",
+      "server",
+      "×bare",
+      "peer",
+      "goal",
+      "in-proc",
+      "server",
+      "memory cap/run bare → ours",
+    ],
+  ];
   for (const workload of WORKLOADS) {
     const r = results[workload.name];
     const goal = goalOf(workload.name, r.bare);
@@ -200,6 +237,10 @@ async function main() {
   }
   printTable(table);
   console.log(`\nin-proc / server columns: ours against the goal (${"ours/peer or ours/bare"}), "ok" when within it`);
-  console.log("memory cap/run: smallest whole-MiB memory limit (beyond the module's 8 MiB baseline) under which the run completes; 1 = the minimum");
-  console.log(`server path: each pooled worker thread adds ${fmt(rssPerWorker / 1048576, 1)} MiB of process RSS when idle (8 prewarmed)`);
+  console.log(
+    "memory cap/run: smallest whole-MiB memory limit (beyond the module's 8 MiB baseline) under which the run completes; 1 = the minimum",
+  );
+  console.log(
+    `server path: each pooled worker thread adds ${fmt(rssPerWorker / 1048576, 1)} MiB of process RSS when idle (8 prewarmed)`,
+  );
 }

@@ -2,4 +2,6 @@
 // exit with status 1.
 import { root, runTs } from "./run-ts.mjs";
 
-process.exit(await runTs("scripts/bench/tokens.ts", "bench/tokens.mjs", process.argv.slice(2), { cwd: root, timeout: 180_000 }));
+process.exit(
+  await runTs("scripts/bench/tokens.ts", "bench/tokens.mjs", process.argv.slice(2), { cwd: root, timeout: 180_000 }),
+);

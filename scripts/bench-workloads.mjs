@@ -5,7 +5,12 @@
 
 /** 5,000 rows answered by one call in the bigresult workload. */
 export const ROWS_JSON = JSON.stringify(
-  Array.from({ length: 5000 }, (_, i) => ({ id: i, name: `user ${i}`, email: `user${i}@example.com`, score: (i * 37) % 100 })),
+  Array.from({ length: 5000 }, (_, i) => ({
+    id: i,
+    name: `user ${i}`,
+    email: `user${i}@example.com`,
+    score: (i * 37) % 100,
+  })),
 );
 
 export const WORKLOADS = [
@@ -24,8 +29,20 @@ export const WORKLOADS = [
     n: 100,
     warm: 10,
   },
-  { name: "bigresult", label: "bigresult (5,000 rows)", code: "const rows = await apps.bench.rows({ n: 5000 }); return rows.filter((r) => r.score >= 90).map((r) => r.id);", n: 20, warm: 3 },
-  { name: "compute", label: "compute (1e6 loop)", code: "let s = 0; for (let i = 0; i < 1e6; i++) s += i % 7; return s;", n: 8, warm: 1 },
+  {
+    name: "bigresult",
+    label: "bigresult (5,000 rows)",
+    code: "const rows = await apps.bench.rows({ n: 5000 }); return rows.filter((r) => r.score >= 90).map((r) => r.id);",
+    n: 20,
+    warm: 3,
+  },
+  {
+    name: "compute",
+    label: "compute (1e6 loop)",
+    code: "let s = 0; for (let i = 0; i < 1e6; i++) s += i % 7; return s;",
+    n: 8,
+    warm: 1,
+  },
   {
     name: "concurrent",
     label: "8 runs at once × 20 ms call",
@@ -59,7 +76,13 @@ export function fmt(value, digits = value < 10 ? 2 : 1) {
 export function printTable(rows) {
   const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => String(row[column]).length)));
   for (const [i, row] of rows.entries()) {
-    console.log(row.map((cell, column) => (column === 0 ? String(cell).padEnd(widths[column]) : String(cell).padStart(widths[column]))).join("  "));
+    console.log(
+      row
+        .map((cell, column) =>
+          column === 0 ? String(cell).padEnd(widths[column]) : String(cell).padStart(widths[column]),
+        )
+        .join("  "),
+    );
     if (i === 0) console.log(widths.map((w) => "-".repeat(w)).join("  "));
   }
 }

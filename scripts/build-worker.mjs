@@ -3,9 +3,10 @@
  * and dist/worker/engine.mjs, dist/worker/supervisor.mjs, dist/worker/node-port.mjs (for the benchmark). QuickJS packages stay external and load
  * from node_modules, so the .wasm is found next to its loader. Idempotent; prints one line.
  */
-import { build } from "esbuild";
-import { fileURLToPath } from "node:url";
+
 import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const started = performance.now();
@@ -25,4 +26,6 @@ await Promise.all([
   build({ ...common, entryPoints: ["worker/supervisor.ts"], outfile: "dist/worker/supervisor.mjs" }),
   build({ ...common, entryPoints: ["worker/node-port.ts"], outfile: "dist/worker/node-port.mjs" }),
 ]);
-console.log(`build-worker: dist/worker/{node-worker,engine,supervisor,node-port}.mjs in ${Math.round(performance.now() - started)} ms`);
+console.log(
+  `build-worker: dist/worker/{node-worker,engine,supervisor,node-port}.mjs in ${Math.round(performance.now() - started)} ms`,
+);

@@ -3,7 +3,18 @@ import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 
-const ROOTS = ["app", "server", "worker", "contracts", "public", "instrumentation.ts", "next.config.ts", "tsconfig.json", "package-lock.json", "scripts/build-worker.mjs"];
+const ROOTS = [
+  "app",
+  "server",
+  "worker",
+  "contracts",
+  "public",
+  "instrumentation.ts",
+  "next.config.ts",
+  "tsconfig.json",
+  "package-lock.json",
+  "scripts/build-worker.mjs",
+];
 
 export function sourceFingerprint(root) {
   const hash = createHash("sha256");

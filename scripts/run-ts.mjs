@@ -23,7 +23,11 @@ export async function runTs(entry, outName, args, { cwd = process.cwd(), timeout
     logLevel: "warning",
   });
   // Server modules import `server-only`, which resolves to an empty module under the react-server condition.
-  const r = spawnSync(process.execPath, ["--conditions=react-server", out, ...args], { stdio: "inherit", cwd, timeout });
+  const r = spawnSync(process.execPath, ["--conditions=react-server", out, ...args], {
+    stdio: "inherit",
+    cwd,
+    timeout,
+  });
   if (r.error) console.error(`${entry}: ${r.error.message}`);
   return r.status ?? 1;
 }

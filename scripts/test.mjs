@@ -17,7 +17,9 @@ if (!e2eOnly) {
   const check = spawnSync("npm", ["run", "-s", "check"], { stdio: "inherit", shell: process.platform === "win32" });
   if (check.status !== 0) process.exit(check.status ?? 1);
   if (!process.env.OPENBOT_TEST_DATABASE_URL) {
-    console.log("Note: OPENBOT_TEST_DATABASE_URL is not set, so the Postgres runs of the storage tests are skipped (.ci/run starts a Postgres and sets it).");
+    console.log(
+      "Note: OPENBOT_TEST_DATABASE_URL is not set, so the Postgres runs of the storage tests are skipped (.ci/run starts a Postgres and sets it).",
+    );
   }
   node(["node_modules/vitest/vitest.mjs", "run"]);
 }

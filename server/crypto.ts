@@ -3,6 +3,7 @@
  * value, so keys can rotate (`enc1:<keyId>:<iv>:<ciphertext+tag>`, base64url). The associated data
  * binds a value to its place (table, row, column): a value copied to another row does not decrypt.
  */
+import "server-only";
 import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from "node:crypto";
 
 export interface KeyRing {

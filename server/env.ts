@@ -2,6 +2,7 @@
  * The server's configuration, read once from the environment and validated by one schema.
  * Every variable the README documents is here, with its default.
  */
+import "server-only";
 import path from "node:path";
 import { z } from "zod";
 
@@ -11,7 +12,10 @@ const schema = z.object({
   /** A fixed admin API key; idempotent across restarts. */
   OPENBOT_ADMIN_TOKEN: z.string().min(16, "OPENBOT_ADMIN_TOKEN must be at least 16 characters").optional(),
   /** postgres://… to use Postgres instead of the embedded PGlite. */
-  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, "DATABASE_URL must start with postgres://").optional(),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, "DATABASE_URL must start with postgres://")
+    .optional(),
   /** 32 bytes (64 hex digits or base64); generated into the data dir when unset. */
   OPENBOT_ENCRYPTION_KEY: z.string().optional(),
   /** Earlier keys that still decrypt, comma-separated (set during a key rotation). */

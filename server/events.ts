@@ -4,6 +4,7 @@
  * results), so a lower layer never imports or calls an upper one. In-process; a listener's failure is
  * its own (listeners that do work hand it to `platform.track`).
  */
+import "server-only";
 import { EventEmitter } from "node:events";
 import type { LogLine } from "@/contracts/engine";
 import type { TurnEvent } from "@/contracts/turn-events";

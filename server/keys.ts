@@ -3,8 +3,9 @@
  * `<data dir>/encryption-key` with mode 0600. Older keys (OPENBOT_OLD_ENCRYPTION_KEYS, or the
  * `encryption-key.old` files a rotation leaves) still decrypt.
  */
+import "server-only";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { type KeyRing, makeKeyRing, parseKey } from "./crypto";
 import type { Env } from "./env";
@@ -19,7 +20,7 @@ export function loadKeyRing(env: Env): KeyRing {
   const file = path.join(env.dataDir, "encryption-key");
   if (!existsSync(file)) {
     mkdirSync(env.dataDir, { recursive: true });
-    writeFileSync(file, randomBytes(32).toString("hex") + "\n", { mode: 0o600, flag: "wx" });
+    writeFileSync(file, `${randomBytes(32).toString("hex")}\n`, { mode: 0o600, flag: "wx" });
   }
   return makeKeyRing(parseKey(readFileSync(file, "utf8")), older);
 }

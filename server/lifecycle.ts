@@ -2,6 +2,7 @@
  * Start and stop of the server process. The start script (scripts/server.mjs) owns the signals; it
  * calls the hook registered here to close the platform (runs, MCP children, database) before exiting.
  */
+import "server-only";
 import { closePlatform, getPlatform } from "./boot";
 
 export const SHUTDOWN_HOOK = Symbol.for("openbot.shutdown");

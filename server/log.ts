@@ -4,6 +4,7 @@
  * programs, Apps and callers wrote (program errors, App errors echoing a secret, argument values). The
  * full cause stays encrypted with the run or App operation it belongs to.
  */
+import "server-only";
 import { randomUUID } from "node:crypto";
 
 export function logEvent(event: string, fields: Record<string, unknown> = {}): void {
@@ -19,7 +20,9 @@ export function describeCause(cause: unknown): { kind: string; at?: string[] } {
   if (typeof cause !== "object" || cause === null) return { kind: typeof cause };
   const e = cause as { name?: unknown; kind?: unknown; reason?: unknown; code?: unknown; stack?: unknown };
   const name = typeof e.kind === "string" ? e.kind : typeof e.name === "string" ? e.name : "object";
-  const detail = [e.reason, e.code].find((v) => (typeof v === "string" && /^[\w.-]{1,40}$/.test(v)) || typeof v === "number");
+  const detail = [e.reason, e.code].find(
+    (v) => (typeof v === "string" && /^[\w.-]{1,40}$/.test(v)) || typeof v === "number",
+  );
   const kind = detail === undefined ? name.slice(0, 80) : `${name.slice(0, 80)}:${String(detail)}`;
   const frames = framesOf(e.stack, (cause as { message?: unknown }).message);
   return frames.length ? { kind, at: frames } : { kind };

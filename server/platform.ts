@@ -3,17 +3,18 @@
  * the event bus. It imports no service; `server/boot.ts` composes it with the services (bootstrap, the
  * agent's subscriptions, the sweeper) and keeps the process's one platform on globalThis.
  */
+import "server-only";
 import path from "node:path";
-import { SandboxSupervisor } from "@/worker/supervisor";
+import { CODE_MODE_RANGES, DEFAULT_CODE_MODE } from "@/contracts/settings";
 import { spawnNodeWorker } from "@/worker/node-port";
+import { SandboxSupervisor } from "@/worker/supervisor";
 import { AppRegistry } from "./apps/registry";
 import { decrypt, encrypt, type KeyRing } from "./crypto";
 import { type Db, openDb } from "./db/client";
 import { migrate } from "./db/migrate";
 import { type Env, readEnv } from "./env";
-import { loadKeyRing } from "./keys";
-import { CODE_MODE_RANGES, DEFAULT_CODE_MODE } from "@/contracts/settings";
 import { EventBus } from "./events";
+import { loadKeyRing } from "./keys";
 import { logEvent, logFailure } from "./log";
 import { RunAdmission } from "./run-admission";
 
@@ -88,7 +89,9 @@ export async function createPlatform(options: CreatePlatformOptions = {}): Promi
       pageListeners,
       events,
       track(work) {
-        const tracked = work.catch((error: unknown) => logFailure("background_failed", error)).finally(() => background.delete(tracked));
+        const tracked = work
+          .catch((error: unknown) => logFailure("background_failed", error))
+          .finally(() => background.delete(tracked));
         background.add(tracked);
       },
       async settled() {

@@ -8,6 +8,7 @@
  * A refusal is returned as data, never thrown: the instance lives on the platform, which Next may have
  * built in another module graph than the caller (instrumentation vs route handlers).
  */
+import "server-only";
 import type { CodeModeSettings } from "@/contracts/settings";
 
 export type AdmissionLimits = Pick<CodeModeSettings, "maxServerRuns" | "maxServerRunsPerUser" | "maxQueuedRunsPerUser">;
@@ -48,7 +49,10 @@ export class RunAdmission {
   /** Runs admitted and runs waiting now, in total and for one person. */
   counts(userId?: string): { running: number; queued: number } {
     if (userId === undefined) return { running: this.running, queued: this.queue.length };
-    return { running: this.runningByUser.get(userId) ?? 0, queued: this.queue.filter((w) => w.userId === userId).length };
+    return {
+      running: this.runningByUser.get(userId) ?? 0,
+      queued: this.queue.filter((w) => w.userId === userId).length,
+    };
   }
 
   /**

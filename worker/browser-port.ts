@@ -14,7 +14,9 @@ export function spawnBrowserWorker(): WorkerPort {
         event.preventDefault();
         listener(new Error(event.message || "the sandbox worker failed"));
       });
-      worker.addEventListener("messageerror", () => listener(new Error("the sandbox worker sent an unreadable message")));
+      worker.addEventListener("messageerror", () =>
+        listener(new Error("the sandbox worker sent an unreadable message")),
+      );
     },
     terminate: () => worker.terminate(),
   };

@@ -11,7 +11,11 @@ const SINCE_MS = 1;
 
 /** Milliseconds on a clock both sides of a worker boundary share (absolute, sub-millisecond). */
 export function meterClock(): number {
-  if (typeof performance !== "undefined" && typeof performance.now === "function" && typeof performance.timeOrigin === "number") {
+  if (
+    typeof performance !== "undefined" &&
+    typeof performance.now === "function" &&
+    typeof performance.timeOrigin === "number"
+  ) {
     return performance.timeOrigin + performance.now();
   }
   return Date.now();
@@ -44,7 +48,12 @@ export function meterBusyMs(view: Int32Array, base: number): number {
 export function meterWriter(meter: unknown): ((busy: boolean) => void) | undefined {
   if (typeof SharedArrayBuffer !== "function" || typeof meter !== "object" || meter === null) return undefined;
   const { buffer, base } = meter as Partial<BusyMeter>;
-  if (!(buffer instanceof SharedArrayBuffer) || buffer.byteLength < 8 || typeof base !== "number" || !Number.isFinite(base)) {
+  if (
+    !(buffer instanceof SharedArrayBuffer) ||
+    buffer.byteLength < 8 ||
+    typeof base !== "number" ||
+    !Number.isFinite(base)
+  ) {
     return undefined;
   }
   const view = new Int32Array(buffer, 0, 2);

@@ -25,16 +25,16 @@ function emit(value: unknown, depth: number): string {
   if (Array.isArray(value)) {
     let out = "[";
     for (let i = 0; i < value.length; i++) out += (i ? "," : "") + emit(value[i], depth + 1);
-    return out + "]";
+    return `${out}]`;
   }
   const record = value as Record<string, unknown>;
   const keys = Object.keys(record).sort();
   let out = "{";
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i] as string;
-    out += (i ? "," : "") + JSON.stringify(key) + ":" + emit(record[key], depth + 1);
+    out += `${(i ? "," : "") + JSON.stringify(key)}:${emit(record[key], depth + 1)}`;
   }
-  return out + "}";
+  return `${out}}`;
 }
 
 /** UTF-8 length of a string without allocating an encoder (lone surrogates count as 3 bytes). */

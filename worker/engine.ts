@@ -7,10 +7,10 @@
  */
 import type { EngineLimits, RunInput } from "../contracts/engine";
 import { evictModule, moduleFor, type SandboxModule } from "./quickjs-module";
-import { prepareContext, RunSession, type EngineHost, type EngineOutcome, type FreshContext } from "./run-session";
+import { type EngineHost, type EngineOutcome, type FreshContext, prepareContext, RunSession } from "./run-session";
 
-export type { EngineHost, EngineOutcome } from "./run-session";
 export { canonicalJson } from "./canonical-json";
+export type { EngineHost, EngineOutcome } from "./run-session";
 
 export interface Engine {
   /** Runs one attempt; resolves with the outcome, never rejects. */
@@ -105,7 +105,7 @@ function prepareSoon(module: SandboxModule): void {
 async function runProgram(input: RunInput, host: EngineHost): Promise<EngineOutcome> {
   const problem = checkInput(input);
   if (problem) return unavailable(`invalid run input: ${problem}`);
-  let module;
+  let module: SandboxModule;
   try {
     module = await moduleFor(input.limits.memoryMb);
     if (module.broken) module = await moduleFor(input.limits.memoryMb);
@@ -151,7 +151,8 @@ export function checkInput(input: RunInput): string | undefined {
   }
   const replay = input.replay;
   if (replay !== undefined) {
-    if (typeof replay !== "object" || replay === null || !Array.isArray(replay.calls)) return "replay.calls must be a list";
+    if (typeof replay !== "object" || replay === null || !Array.isArray(replay.calls))
+      return "replay.calls must be a list";
     if (!Array.isArray(replay.completionOrder)) return "replay.completionOrder must be a list";
     for (const call of replay.calls) {
       if (typeof call !== "object" || call === null) return "replay.calls has a non-object";
@@ -159,7 +160,8 @@ export function checkInput(input: RunInput): string | undefined {
         return "replay.calls entries need index, binding and argsJson";
       }
       const outcome = call.outcome as { type?: unknown } | undefined;
-      if (!outcome || (outcome.type !== "ok" && outcome.type !== "error")) return "replay.calls entries need an outcome";
+      if (!outcome || (outcome.type !== "ok" && outcome.type !== "error"))
+        return "replay.calls entries need an outcome";
     }
   }
   return undefined;

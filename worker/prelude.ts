@@ -258,11 +258,44 @@ return function start(code) {
 /** Inspection for console and text(): Node-like, single line when short, depth 2, getters not run. */
 const INSPECT_PART = part(
   [
-    "apply", "define", "ownKeys", "getPrototypeOf", "getOwnPropertyDescriptor", "isArray", "StringCtor", "parseIntFn",
-    "parseFloatFn", "JSONStringify", "ErrorProto", "ObjectProto", "PromiseProto", "DateProto", "DateGetTime", "DateToISO",
-    "RegExpProto", "RegExpTest", "RegExpExec", "RegExpToString", "StrIndexOf", "StrSlice", "StrReplace", "SymbolToString",
-    "FunctionToString", "MapProto", "MapForEach", "MapSize", "SetCtor", "SetProto", "SetAdd", "SetHas", "SetDelete",
-    "SetForEach", "SetSize", "TypedArrayProto", "TypedArrayLength", "TypedArrayTag",
+    "apply",
+    "define",
+    "ownKeys",
+    "getPrototypeOf",
+    "getOwnPropertyDescriptor",
+    "isArray",
+    "StringCtor",
+    "parseIntFn",
+    "parseFloatFn",
+    "JSONStringify",
+    "ErrorProto",
+    "ObjectProto",
+    "PromiseProto",
+    "DateProto",
+    "DateGetTime",
+    "DateToISO",
+    "RegExpProto",
+    "RegExpTest",
+    "RegExpExec",
+    "RegExpToString",
+    "StrIndexOf",
+    "StrSlice",
+    "StrReplace",
+    "SymbolToString",
+    "FunctionToString",
+    "MapProto",
+    "MapForEach",
+    "MapSize",
+    "SetCtor",
+    "SetProto",
+    "SetAdd",
+    "SetHas",
+    "SetDelete",
+    "SetForEach",
+    "SetSize",
+    "TypedArrayProto",
+    "TypedArrayLength",
+    "TypedArrayTag",
   ],
   String.raw`function sliceStr(s, a, b) { return apply(StrSlice, s, [a, b]); }
 const identRe = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
@@ -503,7 +536,7 @@ return { __proto__: null, parseUTC: parseUTC, format: format };`,
 /** The error a failed app call rejects with, from the host's JSON envelope. */
 const APP_ERROR_PART = part(
   ["define", "StringCtor", "JSONParse", "ErrorCtor", "TypeErrorCtor", "RangeErrorCtor"],
-  String.raw`return function appError(envelope) {
+  `return function appError(envelope) {
   let o;
   try { o = JSONParse(envelope); } catch (e) { o = null; }
   if (o === null || typeof o !== "object") o = { name: "AppCallFailed", message: "call failed", details: {} };

@@ -7,10 +7,7 @@
 import type { CallOutcome, RecordedCall, ReplayLog } from "../contracts/engine";
 import { canonicalJson } from "./canonical-json";
 
-export type ReplayCheck =
-  | { kind: "live" }
-  | { kind: "recorded" }
-  | { kind: "mismatch"; message: string };
+export type ReplayCheck = { kind: "live" } | { kind: "recorded" } | { kind: "mismatch"; message: string };
 
 export class ReplaySchedule {
   private readonly recorded = new Map<number, RecordedCall>();

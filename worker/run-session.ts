@@ -6,6 +6,8 @@
  * after the slice; answers and recorded outcomes are delivered one at a time. Nothing here throws out:
  * every failure becomes a `failed` outcome with one of the contract's reasons.
  */
+
+import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten-core";
 import type {
   CallOutcome,
   CallRequest,
@@ -18,7 +20,6 @@ import type {
   RunInput,
   RunOutcome,
 } from "../contracts/engine";
-import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten-core";
 import { CANONICAL_MAX_DEPTH, canonicalJson, truncateUtf8, utf8Length } from "./canonical-json";
 import { PRELUDE_PARTS, PRELUDE_SOURCE, type PreludeConfig, type PreludePart } from "./prelude";
 import { evictModule, type SandboxModule } from "./quickjs-module";
@@ -234,7 +235,10 @@ export class RunSession {
     const configJson = JSON.stringify(config);
     try {
       this.requireHeap((prelude ? 0 : PRELUDE_SOURCE.length) + configJson.length + this.input.code.length);
-      this.slice(() => this.startProgram(ctx, (prelude ??= compilePrelude(ctx)), configJson));
+      this.slice(() => {
+        prelude ??= compilePrelude(ctx);
+        this.startProgram(ctx, prelude, configJson);
+      });
     } finally {
       if (prelude?.alive) prelude.dispose();
     }
@@ -484,7 +488,10 @@ export class RunSession {
     }
     const binding = ctx.typeof(bindingHandle) === "string" ? this.readString(bindingHandle) : "";
     if (!this.bindings.has(binding)) {
-      this.rejectAtOnce(deferred, { name: "TypeError", message: `unknown binding ${JSON.stringify(binding.slice(0, 200))}` });
+      this.rejectAtOnce(deferred, {
+        name: "TypeError",
+        message: `unknown binding ${JSON.stringify(binding.slice(0, 200))}`,
+      });
       return deferred.handle;
     }
     if (ctx.typeof(argsHandle) !== "string" || this.stringLength(argsHandle) > ARGS_MAX_CHARS) {
@@ -533,7 +540,12 @@ export class RunSession {
       }
       answer.then(
         (value) => this.onAnswer(req.index, value),
-        () => this.onAnswer(req.index, { type: "stop", reason: "Unavailable", message: "the host failed to answer a call" }),
+        () =>
+          this.onAnswer(req.index, {
+            type: "stop",
+            reason: "Unavailable",
+            message: "the host failed to answer a call",
+          }),
       );
     }
   }
@@ -605,24 +617,33 @@ export class RunSession {
   }
 
   private resultMaxBytes(): number {
-    return Math.max(1, this.limits.memoryMb) * MIB / 4;
+    return (Math.max(1, this.limits.memoryMb) * MIB) / 4;
   }
 
   /**
    * Rejects the promise a host function is about to return: its handle must stay alive until the
    * function returns, so it is disposed with the run's orphans instead of at once.
    */
-  private rejectAtOnce(deferred: QuickJSDeferredPromise, error: { name: string; message: string; details?: unknown }): void {
+  private rejectAtOnce(
+    deferred: QuickJSDeferredPromise,
+    error: { name: string; message: string; details?: unknown },
+  ): void {
     this.orphans.push(deferred);
     this.settleRejected(deferred, error);
   }
 
-  private rejectWith(deferred: QuickJSDeferredPromise, error: { name: string; message: string; details?: unknown }): void {
+  private rejectWith(
+    deferred: QuickJSDeferredPromise,
+    error: { name: string; message: string; details?: unknown },
+  ): void {
     this.settleRejected(deferred, error);
     deferred.dispose();
   }
 
-  private settleRejected(deferred: QuickJSDeferredPromise, error: { name: string; message: string; details?: unknown }): void {
+  private settleRejected(
+    deferred: QuickJSDeferredPromise,
+    error: { name: string; message: string; details?: unknown },
+  ): void {
     let envelope: string;
     try {
       envelope = JSON.stringify(error);

@@ -12,10 +12,10 @@
  * or a worker whose "ready" reports that the engine could not load, fails its run `Unavailable` at once. Runtime-neutral; `run` never rejects.
  */
 import type { CallRequest, EngineLimits, HostCallAnswer, LogLine, RunInput } from "../contracts/engine";
-import { isFromWorker, type FromWorker, type ToWorker } from "../contracts/worker-protocol";
-import type { EngineOutcome } from "./run-session";
-import { readyError } from "./ready";
+import { type FromWorker, isFromWorker, type ToWorker } from "../contracts/worker-protocol";
 import { createMeter, meterBusyMs } from "./busy-meter";
+import { readyError } from "./ready";
+import type { EngineOutcome } from "./run-session";
 
 /** A spawned sandbox worker, whatever its host. */
 export interface WorkerPort {
@@ -67,7 +67,12 @@ function newNonce(): string {
   return `${Date.now().toString(36)}-${nonceCounter}-${Math.random().toString(36).slice(2, 10)}`;
 }
 
-function failed(reason: "Timeout" | "Cancelled" | "Unavailable", message: string, logs: LogLine[], order: number[]): EngineOutcome {
+function failed(
+  reason: "Timeout" | "Cancelled" | "Unavailable",
+  message: string,
+  logs: LogLine[],
+  order: number[],
+): EngineOutcome {
   return { status: "failed", reason, message, logs, output: [], completionOrder: order };
 }
 
@@ -207,7 +212,13 @@ class PooledWorker {
     });
   }
 
-  private answer(nonce: string, call: CallRequest, handlers: RunHandlers, order: number[], isSettled: () => boolean): void {
+  private answer(
+    nonce: string,
+    call: CallRequest,
+    handlers: RunHandlers,
+    order: number[],
+    isSettled: () => boolean,
+  ): void {
     let pending: Promise<HostCallAnswer>;
     try {
       pending = Promise.resolve(handlers.call(call));
@@ -215,7 +226,9 @@ class PooledWorker {
       pending = Promise.reject(error);
     }
     pending
-      .catch((): HostCallAnswer => ({ type: "stop", reason: "Unavailable", message: "the host failed to answer a call" }))
+      .catch(
+        (): HostCallAnswer => ({ type: "stop", reason: "Unavailable", message: "the host failed to answer a call" }),
+      )
       .then((answer) => {
         if (isSettled()) return;
         if (answer.type === "ok" || answer.type === "error") order.push(call.index);
@@ -313,7 +326,10 @@ export class SandboxSupervisor {
     for (const waiter of this.queue.splice(0)) waiter.take(undefined);
   }
 
-  private async acquire(limits: EngineLimits, signal: AbortSignal | undefined): Promise<{ worker: PooledWorker } | { outcome: EngineOutcome }> {
+  private async acquire(
+    limits: EngineLimits,
+    signal: AbortSignal | undefined,
+  ): Promise<{ worker: PooledWorker } | { outcome: EngineOutcome }> {
     let worker = this.takeIdle();
     if (worker) return { worker };
     for (const member of this.all) if (member.dead && !this.idle.includes(member)) this.all.delete(member);
@@ -383,7 +399,12 @@ export class SandboxSupervisor {
     // The run's memory size picks the module to load; its time limit must not cut a cold worker's first run short.
     const warmLimits = { ...limits, timeoutMs: Math.max(limits.timeoutMs, DEFAULT_WARM_LIMITS.timeoutMs * 10) };
     const input: RunInput = { code: WARM_UP_CODE, time: 0, seed: 0, limits: warmLimits, bindings: [], vaultNames: [] };
-    await worker.execute(input, { call: async () => ({ type: "stop", reason: "Unavailable", message: "warm-up" }) }, this.graceMs, this.sharedMeter);
+    await worker.execute(
+      input,
+      { call: async () => ({ type: "stop", reason: "Unavailable", message: "warm-up" }) },
+      this.graceMs,
+      this.sharedMeter,
+    );
   }
 
   /**

@@ -8,7 +8,7 @@
 import type { HostCallAnswer } from "../contracts/engine";
 import { isToWorker, type ToWorker } from "../contracts/worker-protocol";
 import { meterWriter } from "./busy-meter";
-import { loadEngine, type Engine } from "./engine";
+import { type Engine, loadEngine } from "./engine";
 import type { WorkerMessage } from "./ready";
 
 export type { WorkerMessage } from "./ready";

@@ -9,14 +9,18 @@ import { SignInForm } from "./sign-in-form";
 
 type Me = { userId: string; name: string; role: "admin" | "member"; permissions: string[] };
 
-export function AppShell({ children, requireAdmin = false }: { children: (me: Me) => ReactNode; requireAdmin?: boolean }) {
+export function AppShell({
+  children,
+  requireAdmin = false,
+}: {
+  children: (me: Me) => ReactNode;
+  requireAdmin?: boolean;
+}) {
   const trpc = useTRPC();
   const me = useQuery(trpc.auth.me.queryOptions());
   const queryClient = useQueryClient();
   const pathname = usePathname();
-  const signOut = useMutation(
-    trpc.auth.signOut.mutationOptions({ onSuccess: () => queryClient.resetQueries() }),
-  );
+  const signOut = useMutation(trpc.auth.signOut.mutationOptions({ onSuccess: () => queryClient.resetQueries() }));
   if (me.isPending) return <div className="main muted">Loading…</div>;
   if (!me.data) return <SignInForm />;
   const main = [
@@ -25,29 +29,38 @@ export function AppShell({ children, requireAdmin = false }: { children: (me: Me
   ];
   // Admin pages follow what the signed-in key may do (platform.admin), not the user's role.
   const isAdmin = me.data.permissions.includes("platform.admin");
-  const admin =
-    isAdmin
-      ? [
-          { href: "/admin/settings", label: "Settings" },
-          { href: "/admin/apps", label: "Apps" },
-          { href: "/admin/model", label: "Model" },
-          { href: "/admin/keys", label: "API keys" },
-          { href: "/admin/vault", label: "Vault" },
-        ].map((a) => ({ ...a, active: pathname.startsWith(a.href) }))
-      : [];
+  const admin = isAdmin
+    ? [
+        { href: "/admin/settings", label: "Settings" },
+        { href: "/admin/apps", label: "Apps" },
+        { href: "/admin/model", label: "Model" },
+        { href: "/admin/keys", label: "API keys" },
+        { href: "/admin/vault", label: "Vault" },
+      ].map((a) => ({ ...a, active: pathname.startsWith(a.href) }))
+    : [];
   return (
     <div className="shell">
       <header className="topbar">
-        <Link href="/" className="brand">OpenBot</Link>
+        <Link href="/" className="brand">
+          OpenBot
+        </Link>
         <nav aria-label="Main">
           {main.map((n) => (
-            <Link key={n.href} href={n.href} aria-current={n.active ? "page" : undefined}>{n.label}</Link>
+            <Link key={n.href} href={n.href} aria-current={n.active ? "page" : undefined}>
+              {n.label}
+            </Link>
           ))}
           {admin.length > 0 && (
+            // biome-ignore lint/a11y/useSemanticElements: a group of navigation links, not form controls (no fieldset)
             <span className="nav-group" role="group" aria-label="Admin">
               <span className="muted small">Admin</span>
               {admin.map((n) => (
-                <Link key={n.href} href={n.href} aria-label={`Admin · ${n.label}`} aria-current={n.active ? "page" : undefined}>
+                <Link
+                  key={n.href}
+                  href={n.href}
+                  aria-label={`Admin · ${n.label}`}
+                  aria-current={n.active ? "page" : undefined}
+                >
                   {n.label}
                 </Link>
               ))}
@@ -55,15 +68,15 @@ export function AppShell({ children, requireAdmin = false }: { children: (me: Me
           )}
         </nav>
         <ThemeSwitch />
-        <span className="muted small" data-testid="signed-in-as">{me.data.name}</span>
-        <button type="button" onClick={() => signOut.mutate()}>Sign out</button>
+        <span className="muted small" data-testid="signed-in-as">
+          {me.data.name}
+        </span>
+        <button type="button" onClick={() => signOut.mutate()}>
+          Sign out
+        </button>
       </header>
       <main className="main">
-        {requireAdmin && !isAdmin ? (
-          <p className="error-text">This page is for admins.</p>
-        ) : (
-          children(me.data)
-        )}
+        {requireAdmin && !isAdmin ? <p className="error-text">This page is for admins.</p> : children(me.data)}
       </main>
     </div>
   );
@@ -87,7 +100,12 @@ function ThemeSwitch() {
   return (
     <label className="row small muted">
       <span className="theme-label">Theme</span>
-      <select value={theme} onChange={(e) => setTheme(e.target.value as typeof theme)} style={{ width: "auto" }} aria-label="Theme">
+      <select
+        value={theme}
+        onChange={(e) => setTheme(e.target.value as typeof theme)}
+        style={{ width: "auto" }}
+        aria-label="Theme"
+      >
         <option value="system">System</option>
         <option value="light">Light</option>
         <option value="dark">Dark</option>

@@ -12,9 +12,17 @@ import { ErrorText, Field } from "./field";
 type TransportKind = "preset" | "stdio" | "http";
 
 /** What OpenBot tried when it connected, in words (header and environment values stay hidden). */
-function triedText(t: { type: string; url?: string; command?: string; args?: string[]; preset?: string; app?: string }): string {
+function triedText(t: {
+  type: string;
+  url?: string;
+  command?: string;
+  args?: string[];
+  preset?: string;
+  app?: string;
+}): string {
   if (t.type === "http") return `Tried to reach the MCP server over Streamable HTTP at ${t.url}.`;
-  if (t.type === "stdio") return `Tried to start the command \`${[t.command, ...(t.args ?? [])].join(" ")}\` and talk MCP over its stdio.`;
+  if (t.type === "stdio")
+    return `Tried to start the command \`${[t.command, ...(t.args ?? [])].join(" ")}\` and talk MCP over its stdio.`;
   if (t.type === "preset") return `Tried to start the ${t.preset} reference server (an npm dependency).`;
   return `Tried to start the built-in ${t.app ?? ""} app.`;
 }
@@ -32,12 +40,20 @@ export function AppsAdmin() {
   return (
     <div className="stack">
       <AddConnection onAdded={refresh} />
-      {error && <p role="alert" className="error-text">{error.message}</p>}
+      {error && (
+        <p role="alert" className="error-text">
+          {error.message}
+        </p>
+      )}
       <ErrorText error={connections.error} />
       {connections.data?.map((c) => (
         <section key={c.id} className="run-card" aria-label={`App ${c.name}`} data-testid="connection">
           <header>
-            <span className={`status ${c.status === "connected" ? "Completed" : c.status === "failed" ? "Failed" : "Waiting"}`}>{c.status}</span>
+            <span
+              className={`status ${c.status === "connected" ? "Completed" : c.status === "failed" ? "Failed" : "Waiting"}`}
+            >
+              {c.status}
+            </span>
             <strong style={{ flex: 1 }}>{c.name}</strong>
             <code className="small">apps.{c.slug}</code>
             <button type="button" onClick={() => update.mutate({ id: c.id, patch: { enabled: !c.enabled } })}>
@@ -58,9 +74,12 @@ export function AppsAdmin() {
           </header>
           {c.error && (
             <section className="stack" style={{ gap: 6 }} data-testid="connection-error">
-              <p className="error-text small" role="status" style={{ margin: 0 }}>{c.error}</p>
+              <p className="error-text small" role="status" style={{ margin: 0 }}>
+                {c.error}
+              </p>
               <p className="muted small" style={{ margin: 0 }}>
-                {triedText(c.transport as Parameters<typeof triedText>[0])} It is retried on its own with a growing pause.
+                {triedText(c.transport as Parameters<typeof triedText>[0])} It is retried on its own with a growing
+                pause.
               </p>
               {c.enabled && (
                 <div>
@@ -82,19 +101,27 @@ export function AppsAdmin() {
           {c.warnings.length > 0 && (
             <section>
               {c.warnings.map((w) => (
-                <p key={w} className="small" style={{ margin: 0, color: "var(--warn)" }}>{w}</p>
+                <p key={w} className="small" style={{ margin: 0, color: "var(--warn)" }}>
+                  {w}
+                </p>
               ))}
             </section>
           )}
           <section>
             <table className="calls">
               <thead>
-                <tr><th>Binding</th><th>Description</th><th>Policy</th></tr>
+                <tr>
+                  <th>Binding</th>
+                  <th>Description</th>
+                  <th>Policy</th>
+                </tr>
               </thead>
               <tbody>
                 {c.tools.map((t) => (
                   <tr key={t.name}>
-                    <td><code>apps.{t.binding}</code></td>
+                    <td>
+                      <code>apps.{t.binding}</code>
+                    </td>
                     <td className="muted small">{t.description.slice(0, 160)}</td>
                     <td>
                       <select
@@ -158,8 +185,18 @@ function AddConnection({ onAdded }: { onAdded: () => void }) {
     >
       <h2 style={{ margin: 0, fontSize: 18 }}>Add an App</h2>
       <div className="grid-2">
-        <Field id="app-name" label="Name" hint={kind === "preset" ? "Optional for a preset: it has a name." : undefined}>
-          <input id="app-name" value={name} onChange={(e) => setName(e.target.value)} required={kind !== "preset"} placeholder={kind === "preset" ? (PRESET_NAMES[preset] ?? preset) : undefined} />
+        <Field
+          id="app-name"
+          label="Name"
+          hint={kind === "preset" ? "Optional for a preset: it has a name." : undefined}
+        >
+          <input
+            id="app-name"
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+            required={kind !== "preset"}
+            placeholder={kind === "preset" ? (PRESET_NAMES[preset] ?? preset) : undefined}
+          />
         </Field>
         <Field id="app-kind" label="Kind">
           <select id="app-kind" value={kind} onChange={(e) => setKind(e.target.value as TransportKind)}>
@@ -183,13 +220,24 @@ function AddConnection({ onAdded }: { onAdded: () => void }) {
               <input id="app-command" value={command} onChange={(e) => setCommand(e.target.value)} required />
             </Field>
             <Field id="app-args" label="Arguments">
-              <input id="app-args" value={args} onChange={(e) => setArgs(e.target.value)} placeholder="separated by spaces" />
+              <input
+                id="app-args"
+                value={args}
+                onChange={(e) => setArgs(e.target.value)}
+                placeholder="separated by spaces"
+              />
             </Field>
           </>
         )}
         {kind === "http" && (
           <Field id="app-url" label="URL">
-            <input id="app-url" value={url} onChange={(e) => setUrl(e.target.value)} placeholder="http://127.0.0.1:3001/mcp" required />
+            <input
+              id="app-url"
+              value={url}
+              onChange={(e) => setUrl(e.target.value)}
+              placeholder="http://127.0.0.1:3001/mcp"
+              required
+            />
           </Field>
         )}
       </div>

@@ -22,7 +22,15 @@ const SUGGESTIONS = [
   "Summarise my week as a Markdown table",
 ];
 
-export function ChatThread({ chatId, runs, beforeComposer }: { chatId: string; runs: CodeRunRecord[]; beforeComposer?: React.ReactNode }) {
+export function ChatThread({
+  chatId,
+  runs,
+  beforeComposer,
+}: {
+  chatId: string;
+  runs: CodeRunRecord[];
+  beforeComposer?: React.ReactNode;
+}) {
   const trpc = useTRPC();
   const client = useTRPCClient();
   const queryClient = useQueryClient();
@@ -56,7 +64,11 @@ export function ChatThread({ chatId, runs, beforeComposer }: { chatId: string; r
             setActiveTurn(event.turnId);
             setStreaming({ turnId: event.turnId, text: "" });
           } else if (event.type === "text-delta") {
-            setStreaming((s) => (s && s.turnId === event.turnId ? { ...s, text: s.text + event.text } : { turnId: event.turnId, text: event.text }));
+            setStreaming((s) =>
+              s && s.turnId === event.turnId
+                ? { ...s, text: s.text + event.text }
+                : { turnId: event.turnId, text: event.text },
+            );
           } else if (event.type === "run-request") {
             const key = `${event.runId}:${event.attempt}`;
             if (claimed.current.has(key)) return;
@@ -101,17 +113,23 @@ export function ChatThread({ chatId, runs, beforeComposer }: { chatId: string; r
   const runByCall = new Map(runs.filter((r) => r.callId).map((r) => [r.callId!, r]));
 
   return (
-    <div className="stack" aria-label="Conversation">
+    <section className="stack" aria-label="Conversation">
       {messages.data?.map((m) => (
         <Message key={m.id} message={m} runByCall={runByCall} runs={runs} />
       ))}
-      {streaming && streaming.text && (
+      {streaming?.text && (
         <div className="panel" data-testid="assistant-streaming" aria-busy={activeTurn === streaming.turnId}>
           <Markdown text={streaming.text} />
         </div>
       )}
       <p className="sr-only" aria-live="polite" data-testid="turn-status">
-        {activeTurn ? (streaming?.text ? "The assistant is answering." : "The assistant is working.") : stopped ? "Stopped." : ""}
+        {activeTurn
+          ? streaming?.text
+            ? "The assistant is answering."
+            : "The assistant is working."
+          : stopped
+            ? "Stopped."
+            : ""}
       </p>
       {messages.data?.length === 0 && !streaming && !activeTurn && (
         <div className="panel stack" data-testid="suggestions">
@@ -152,7 +170,11 @@ export function ChatThread({ chatId, runs, beforeComposer }: { chatId: string; r
             placeholder="Ask something that needs your Apps…"
           />
         </div>
-        {send.error && <p role="alert" className="error-text">{send.error.message}</p>}
+        {send.error && (
+          <p role="alert" className="error-text">
+            {send.error.message}
+          </p>
+        )}
         <div className="row">
           <button className="primary" type="submit" disabled={send.isPending || !!activeTurn || !draft.trim()}>
             Send
@@ -162,10 +184,14 @@ export function ChatThread({ chatId, runs, beforeComposer }: { chatId: string; r
               Stop
             </button>
           )}
-          {activeTurn && <span className="muted small" aria-hidden="true">The assistant is working…</span>}
+          {activeTurn && (
+            <span className="muted small" aria-hidden="true">
+              The assistant is working…
+            </span>
+          )}
         </div>
       </form>
-    </div>
+    </section>
   );
 }
 
@@ -183,7 +209,15 @@ function noticeText(text: string, runs: CodeRunRecord[]): string {
   return `${run?.reason ? `The program ${name}` : name} ${status === "completed" ? "finished" : `ended ${status}`} after your decision; its card above shows the result.`;
 }
 
-function Message({ message, runByCall, runs }: { message: ChatMessageView; runByCall: Map<string, CodeRunRecord>; runs: CodeRunRecord[] }) {
+function Message({
+  message,
+  runByCall,
+  runs,
+}: {
+  message: ChatMessageView;
+  runByCall: Map<string, CodeRunRecord>;
+  runs: CodeRunRecord[];
+}) {
   if (message.role === "tool") return null;
   if (message.role === "notice") {
     return (

@@ -16,9 +16,9 @@ import { useTRPC, useTRPCClient } from "../_lib/trpc";
 import { BindingsPanel } from "./bindings-panel";
 import { ChatThread } from "./chat-thread";
 import { DecisionCard } from "./decision-card";
+import { ErrorText, Field } from "./field";
 import { InputForm } from "./input-form";
 import { RunCard } from "./run-card";
-import { ErrorText, Field } from "./field";
 
 const EXAMPLE = `const [today, tomorrow] = await Promise.all([
   apps.work_calendar.list_events({ day: "2026-10-23" }),
@@ -35,7 +35,10 @@ export function ChatWorkspace({ chatId, isAdmin = false }: { chatId?: string; is
   const [query, setQuery] = useState("");
   // On a phone the list is a drawer: closed while a chat is open, so the conversation comes first.
   const [drawerOpen, setDrawerOpen] = useState(!chatId);
-  const chats = useQuery({ ...trpc.chats.list.queryOptions(query.trim() ? { query: query.trim() } : undefined), placeholderData: (prev) => prev });
+  const chats = useQuery({
+    ...trpc.chats.list.queryOptions(query.trim() ? { query: query.trim() } : undefined),
+    placeholderData: (prev) => prev,
+  });
   const create = useMutation(
     trpc.chats.create.mutationOptions({
       onSuccess: async (chat) => {
@@ -48,7 +51,13 @@ export function ChatWorkspace({ chatId, isAdmin = false }: { chatId?: string; is
   const groups = groupByDate(chats.data ?? []);
   return (
     <div className="chat-layout">
-      <button type="button" className="drawer-toggle" aria-expanded={drawerOpen} aria-controls="chat-list-panel" onClick={() => setDrawerOpen((o) => !o)}>
+      <button
+        type="button"
+        className="drawer-toggle"
+        aria-expanded={drawerOpen}
+        aria-controls="chat-list-panel"
+        onClick={() => setDrawerOpen((o) => !o)}
+      >
         {drawerOpen ? "Hide chats" : "Chats"}
       </button>
       <aside id="chat-list-panel" className="panel stack chat-aside" data-open={drawerOpen} aria-label="Chats">
@@ -56,15 +65,29 @@ export function ChatWorkspace({ chatId, isAdmin = false }: { chatId?: string; is
           New chat
         </button>
         <ErrorText error={create.error} className="small" />
-        <input type="search" aria-label="Search chats" placeholder="Search chats" value={query} onChange={(e) => setQuery(e.target.value)} />
+        <input
+          type="search"
+          aria-label="Search chats"
+          placeholder="Search chats"
+          value={query}
+          onChange={(e) => setQuery(e.target.value)}
+        />
         {groups.map((g) => (
           <div key={g.label} className="stack" style={{ gap: 4 }}>
             <h2 className="chat-group">{g.label}</h2>
             <ul className="chat-list">
               {g.chats.map((c) => (
                 <li key={c.id}>
-                  <Link href={`/chats/${c.id}`} aria-current={c.id === chatId ? "page" : undefined} onClick={() => setDrawerOpen(false)}>
-                    {c.pinned && <span aria-label="Pinned">📌 </span>}
+                  <Link
+                    href={`/chats/${c.id}`}
+                    aria-current={c.id === chatId ? "page" : undefined}
+                    onClick={() => setDrawerOpen(false)}
+                  >
+                    {c.pinned && (
+                      <span role="img" aria-label="Pinned">
+                        📌{" "}
+                      </span>
+                    )}
                     {c.title}
                   </Link>
                 </li>
@@ -72,7 +95,9 @@ export function ChatWorkspace({ chatId, isAdmin = false }: { chatId?: string; is
             </ul>
           </div>
         ))}
-        {chats.data?.length === 0 && <p className="muted small">{query.trim() ? "No chat matches." : "No chats yet."}</p>}
+        {chats.data?.length === 0 && (
+          <p className="muted small">{query.trim() ? "No chat matches." : "No chats yet."}</p>
+        )}
       </aside>
       {chatId ? <ChatView chatId={chatId} isAdmin={isAdmin} /> : <Home isAdmin={isAdmin} />}
     </div>
@@ -100,7 +125,10 @@ function Home({ isAdmin }: { isAdmin: boolean }) {
     },
     {
       done: enabledApps > 0,
-      text: enabledApps > 0 ? `Review your Apps and their policies (${enabledApps} connected)` : "Connect an App (an MCP server)",
+      text:
+        enabledApps > 0
+          ? `Review your Apps and their policies (${enabledApps} connected)`
+          : "Connect an App (an MCP server)",
       href: "/admin/apps",
       link: "Open Apps",
     },
@@ -115,7 +143,9 @@ function Home({ isAdmin }: { isAdmin: boolean }) {
           <ol className="checklist">
             {steps.map((s) => (
               <li key={s.href} data-done={s.done}>
-                <span aria-hidden="true" className="check-mark">{s.done ? "✓" : "○"}</span>
+                <span aria-hidden="true" className="check-mark">
+                  {s.done ? "✓" : "○"}
+                </span>
                 <span className="sr-only">{s.done ? "Done: " : "To do: "}</span>
                 <span style={{ flex: 1 }}>{s.text}</span>
                 <Link href={s.href}>{s.link}</Link>
@@ -173,7 +203,14 @@ function ChatHeader({ chatId, title, pinned }: { chatId: string; title: string; 
     await queryClient.invalidateQueries({ queryKey: trpc.chats.list.queryKey() });
     await queryClient.invalidateQueries({ queryKey: trpc.chats.byId.queryKey({ id: chatId }) });
   };
-  const update = useMutation(trpc.chats.update.mutationOptions({ onSuccess: async () => { setEditing(null); await refresh(); } }));
+  const update = useMutation(
+    trpc.chats.update.mutationOptions({
+      onSuccess: async () => {
+        setEditing(null);
+        await refresh();
+      },
+    }),
+  );
   const remove = useMutation(
     trpc.chats.remove.mutationOptions({
       onSuccess: async () => {
@@ -196,23 +233,51 @@ function ChatHeader({ chatId, title, pinned }: { chatId: string; title: string; 
               update.mutate({ id: chatId, title: editing });
             }}
           >
-            <input aria-label="Chat title" value={editing} autoFocus onChange={(e) => setEditing(e.target.value)} style={{ flex: 1, width: "auto" }} />
-            <button className="primary" type="submit" disabled={update.isPending}>Save title</button>
-            <button type="button" onClick={() => setEditing(null)}>Cancel</button>
+            <input
+              aria-label="Chat title"
+              value={editing}
+              onChange={(e) => setEditing(e.target.value)}
+              style={{ flex: 1, width: "auto" }}
+            />
+            <button className="primary" type="submit" disabled={update.isPending}>
+              Save title
+            </button>
+            <button type="button" onClick={() => setEditing(null)}>
+              Cancel
+            </button>
           </form>
         )}
         <div className="row" style={{ gap: 6 }}>
-          {editing === null && <button type="button" onClick={() => setEditing(title)}>Rename</button>}
-          <button type="button" aria-pressed={pinned} onClick={() => update.mutate({ id: chatId, pinned: !pinned })}>{pinned ? "Unpin" : "Pin"}</button>
-          <button type="button" onClick={() => setConfirming(true)}>Delete</button>
-          <Link href={`/chats/${chatId}/runs`} className="small">All code runs</Link>
+          {editing === null && (
+            <button type="button" onClick={() => setEditing(title)}>
+              Rename
+            </button>
+          )}
+          <button type="button" aria-pressed={pinned} onClick={() => update.mutate({ id: chatId, pinned: !pinned })}>
+            {pinned ? "Unpin" : "Pin"}
+          </button>
+          <button type="button" onClick={() => setConfirming(true)}>
+            Delete
+          </button>
+          <Link href={`/chats/${chatId}/runs`} className="small">
+            All code runs
+          </Link>
         </div>
       </div>
       {confirming && (
         <div className="banner row" role="alertdialog" aria-label="Delete this chat?">
           <span>Delete this chat with its messages, code runs and decisions? This cannot be undone.</span>
-          <button type="button" className="danger" onClick={() => remove.mutate({ id: chatId })} disabled={remove.isPending}>Delete chat</button>
-          <button type="button" onClick={() => setConfirming(false)}>Keep it</button>
+          <button
+            type="button"
+            className="danger"
+            onClick={() => remove.mutate({ id: chatId })}
+            disabled={remove.isPending}
+          >
+            Delete chat
+          </button>
+          <button type="button" onClick={() => setConfirming(false)}>
+            Keep it
+          </button>
         </div>
       )}
       <ErrorText error={update.error ?? remove.error} className="small" />
@@ -234,7 +299,10 @@ function ChatView({ chatId, isAdmin }: { chatId: string; isAdmin: boolean }) {
   useSubscription(
     trpc.codeRuns.onLog.subscriptionOptions(
       { chatId },
-      { onData: ({ runId, line }) => setServerLogs((all) => ({ ...all, [runId]: [...(all[runId] ?? []), line as LogLine] })) },
+      {
+        onData: ({ runId, line }) =>
+          setServerLogs((all) => ({ ...all, [runId]: [...(all[runId] ?? []), line as LogLine] })),
+      },
     ),
   );
   useSubscription(
@@ -284,7 +352,12 @@ function ChatView({ chatId, isAdmin }: { chatId: string; isAdmin: boolean }) {
   useEffect(() => {
     if (title) document.title = `${title} · OpenBot`;
   }, [title]);
-  if (chat.error) return <div className="panel error-text" role="alert">{chat.error.message}</div>;
+  if (chat.error)
+    return (
+      <div className="panel error-text" role="alert">
+        {chat.error.message}
+      </div>
+    );
   const records = runs.data ?? [];
   const pendingCards = (
     <>
@@ -299,11 +372,15 @@ function ChatView({ chatId, isAdmin }: { chatId: string; isAdmin: boolean }) {
   const shown = live?.run && !records.some((r) => r.id === live.run?.id) ? [...records, live.run] : records;
   return (
     <section className="stack" aria-label="Chat">
-      {chat.data ? <ChatHeader chatId={chatId} title={chat.data.title} pinned={chat.data.pinned} /> : <h1 style={{ margin: 0, fontSize: 22 }}>…</h1>}
+      {chat.data ? (
+        <ChatHeader chatId={chatId} title={chat.data.title} pinned={chat.data.pinned} />
+      ) : (
+        <h1 style={{ margin: 0, fontSize: 22 }}>…</h1>
+      )}
       {mode.data && !mode.data.modelConfigured && (
         <p className="banner" data-testid="manual-mode">
-          No model is configured, so this chat is in manual mode: write a program and run it. It runs in this page&apos;s
-          sandbox and calls your Apps as <code>apps.&lt;app&gt;.&lt;tool&gt;(…)</code>.
+          No model is configured, so this chat is in manual mode: write a program and run it. It runs in this
+          page&apos;s sandbox and calls your Apps as <code>apps.&lt;app&gt;.&lt;tool&gt;(…)</code>.
           {isAdmin && (
             <>
               {" "}
@@ -338,53 +415,62 @@ function ChatView({ chatId, isAdmin }: { chatId: string; isAdmin: boolean }) {
         </div>
       )}
       {(!mode.data?.modelConfigured || showComposer) && (
-      <form
-        className="panel stack"
-        aria-label="Program composer"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void run();
-        }}
-      >
-        <Field id="program" label="Program" hint="The body of an async function. Ctrl+Enter runs it.">
-          <textarea
-            id="program"
-            className="code"
-            spellCheck={false}
-            value={code}
-            onChange={(e) => setCode(e.target.value)}
-            onKeyDown={(e) => {
-              if (e.key === "Enter" && (e.metaKey || e.ctrlKey)) {
-                e.preventDefault();
-                e.currentTarget.form?.requestSubmit();
-              }
-            }}
-          />
-        </Field>
-        <BindingsPanel />
-        <div className="grid-2">
-          <Field id="reason" label="Reason">
-            <input id="reason" value={reason} onChange={(e) => setReason(e.target.value)} placeholder="What the program is for" />
+        <form
+          className="panel stack"
+          aria-label="Program composer"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void run();
+          }}
+        >
+          <Field id="program" label="Program" hint="The body of an async function. Ctrl+Enter runs it.">
+            <textarea
+              id="program"
+              className="code"
+              spellCheck={false}
+              value={code}
+              onChange={(e) => setCode(e.target.value)}
+              onKeyDown={(e) => {
+                if (e.key === "Enter" && (e.metaKey || e.ctrlKey)) {
+                  e.preventDefault();
+                  e.currentTarget.form?.requestSubmit();
+                }
+              }}
+            />
           </Field>
-          <Field id="language" label="Language">
-            <select id="language" value={language} onChange={(e) => setLanguage(e.target.value as typeof language)}>
-              <option value="javascript">JavaScript</option>
-              <option value="typescript">TypeScript</option>
-            </select>
-          </Field>
-        </div>
-        {error && <p role="alert" className="error-text">{error}</p>}
-        <div className="row">
-          <button className="primary" type="submit" disabled={!!controller || !code.trim()}>
-            {controller ? "Running…" : "Run program"}
-          </button>
-          {controller && (
-            <button type="button" onClick={() => controller.abort()}>
-              Stop
-            </button>
+          <BindingsPanel />
+          <div className="grid-2">
+            <Field id="reason" label="Reason">
+              <input
+                id="reason"
+                value={reason}
+                onChange={(e) => setReason(e.target.value)}
+                placeholder="What the program is for"
+              />
+            </Field>
+            <Field id="language" label="Language">
+              <select id="language" value={language} onChange={(e) => setLanguage(e.target.value as typeof language)}>
+                <option value="javascript">JavaScript</option>
+                <option value="typescript">TypeScript</option>
+              </select>
+            </Field>
+          </div>
+          {error && (
+            <p role="alert" className="error-text">
+              {error}
+            </p>
           )}
-        </div>
-      </form>
+          <div className="row">
+            <button className="primary" type="submit" disabled={!!controller || !code.trim()}>
+              {controller ? "Running…" : "Run program"}
+            </button>
+            {controller && (
+              <button type="button" onClick={() => controller.abort()}>
+                Stop
+              </button>
+            )}
+          </div>
+        </form>
       )}
     </section>
   );

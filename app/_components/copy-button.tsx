@@ -2,7 +2,15 @@
 /** A button that copies a text to the clipboard and says so for a moment (announced to screen readers). */
 import { useState } from "react";
 
-export function CopyButton({ text, label = "Copy", className }: { text: string | (() => string); label?: string; className?: string }) {
+export function CopyButton({
+  text,
+  label = "Copy",
+  className,
+}: {
+  text: string | (() => string);
+  label?: string;
+  className?: string;
+}) {
   const [state, setState] = useState<"idle" | "copied" | "failed">("idle");
   return (
     <button

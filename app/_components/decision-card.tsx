@@ -12,7 +12,11 @@ import { useTRPC } from "../_lib/trpc";
 import { JsonTree } from "./json-tree";
 
 const humanize = (name: string) => {
-  const words = name.replace(/[_-]+/g, " ").replace(/([a-z])([A-Z])/g, "$1 $2").trim().toLowerCase();
+  const words = name
+    .replace(/[_-]+/g, " ")
+    .replace(/([a-z])([A-Z])/g, "$1 $2")
+    .trim()
+    .toLowerCase();
   return words.charAt(0).toUpperCase() + words.slice(1);
 };
 
@@ -23,15 +27,20 @@ const show = (v: unknown) => {
 
 /** "Send email to team@example.com — subject 'Q4 planning', body '…'" from the tool's name and arguments. */
 export function summaryLine(action: string, args: unknown): string {
-  if (!args || typeof args !== "object" || Array.isArray(args)) return args === undefined ? action : `${action} — ${show(args)}`;
-  const entries = Object.entries(args as Record<string, unknown>).filter(([, v]) => v !== null && v !== undefined && typeof v !== "object");
+  if (!args || typeof args !== "object" || Array.isArray(args))
+    return args === undefined ? action : `${action} — ${show(args)}`;
+  const entries = Object.entries(args as Record<string, unknown>).filter(
+    ([, v]) => v !== null && v !== undefined && typeof v !== "object",
+  );
   const target = entries.find(([k]) => /^(to|recipient|recipients|email|url|path|id|name)$/i.test(k));
   // Short facts first (a subject before a body).
   const rest = entries
     .filter((e) => e !== target)
     .sort((x, y) => show(x[1]).length - show(y[1]).length)
     .slice(0, 3);
-  const head = target ? `${action} ${/^(to|recipients?)$/i.test(target[0]) ? "to" : `${target[0]}`} ${show(target[1])}` : action;
+  const head = target
+    ? `${action} ${/^(to|recipients?)$/i.test(target[0]) ? "to" : `${target[0]}`} ${show(target[1])}`
+    : action;
   const tail = rest.map(([k, v]) => `${k} ${typeof v === "string" ? `'${show(v)}'` : show(v)}`).join(", ");
   const nested = Object.keys(args).length - entries.length;
   return [head, tail].filter(Boolean).join(" — ") + (nested > 0 ? ` (+${nested} more)` : "");
@@ -76,7 +85,14 @@ export function DecisionCard({ decision, autoFocus = false }: { decision: Decisi
       aria-describedby={`decision-${decision.id}-summary`}
       style={{ borderColor: "var(--warn)" }}
       onKeyDown={(e) => {
-        if (e.target instanceof HTMLInputElement || e.target instanceof HTMLTextAreaElement || e.metaKey || e.ctrlKey || e.altKey) return;
+        if (
+          e.target instanceof HTMLInputElement ||
+          e.target instanceof HTMLTextAreaElement ||
+          e.metaKey ||
+          e.ctrlKey ||
+          e.altKey
+        )
+          return;
         if (e.key === "a" || e.key === "A") decide("allow");
         else if (e.key === "d" || e.key === "D") decide("deny");
       }}
@@ -96,11 +112,17 @@ export function DecisionCard({ decision, autoFocus = false }: { decision: Decisi
         </p>
         <p className="muted small" style={{ margin: 0 }}>
           <code>apps.{app.binding}</code>
-          {tool?.description ? ` — ${tool.description.length > 300 ? `${tool.description.slice(0, 299)}…` : tool.description}` : ""}
+          {tool?.description
+            ? ` — ${tool.description.length > 300 ? `${tool.description.slice(0, 299)}…` : tool.description}`
+            : ""}
         </p>
         {tool && (
           <div className="row" style={{ gap: 6 }} data-testid="decision-annotations">
-            {tool.annotations.readOnly ? <span className="pill">Read-only</span> : <span className="pill warn">Changes data</span>}
+            {tool.annotations.readOnly ? (
+              <span className="pill">Read-only</span>
+            ) : (
+              <span className="pill warn">Changes data</span>
+            )}
             {tool.annotations.destructive && <span className="pill bad">May delete or overwrite</span>}
             {tool.annotations.openWorld && <span className="pill">Reaches outside OpenBot</span>}
           </div>
@@ -123,14 +145,24 @@ export function DecisionCard({ decision, autoFocus = false }: { decision: Decisi
         </section>
       )}
       <section className="row">
-        <button className="primary" type="button" aria-keyshortcuts="A" disabled={answer.isPending} onClick={() => decide("allow")}>
+        <button
+          className="primary"
+          type="button"
+          aria-keyshortcuts="A"
+          disabled={answer.isPending}
+          onClick={() => decide("allow")}
+        >
           Allow
         </button>
         <button type="button" aria-keyshortcuts="D" disabled={answer.isPending} onClick={() => decide("deny")}>
           Deny
         </button>
         <span className="muted small">Keys: A allows, D denies</span>
-        {answer.error && <span role="alert" className="error-text small">{answer.error.message}</span>}
+        {answer.error && (
+          <span role="alert" className="error-text small">
+            {answer.error.message}
+          </span>
+        )}
       </section>
     </article>
   );

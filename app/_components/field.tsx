@@ -1,7 +1,17 @@
 /** A labelled form control with an optional hint, and the one way forms show a failed request. */
 import type { ReactNode } from "react";
 
-export function Field({ id, label, hint, children }: { id: string; label: string; hint?: ReactNode; children: ReactNode }) {
+export function Field({
+  id,
+  label,
+  hint,
+  children,
+}: {
+  id: string;
+  label: string;
+  hint?: ReactNode;
+  children: ReactNode;
+}) {
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>
@@ -11,6 +21,16 @@ export function Field({ id, label, hint, children }: { id: string; label: string
   );
 }
 
-export function ErrorText({ error, className = "" }: { error: { message: string } | null | undefined; className?: string }) {
-  return error ? <p role="alert" className={`error-text ${className}`.trim()}>{error.message}</p> : null;
+export function ErrorText({
+  error,
+  className = "",
+}: {
+  error: { message: string } | null | undefined;
+  className?: string;
+}) {
+  return error ? (
+    <p role="alert" className={`error-text ${className}`.trim()}>
+      {error.message}
+    </p>
+  ) : null;
 }

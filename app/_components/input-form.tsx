@@ -23,11 +23,14 @@ type Prop = {
 type Value = string | boolean | string[];
 
 /** The choices of a one-of or several-of field, with the label to show for each. */
-function choicesOf(p: { enum?: unknown[]; enumNames?: string[]; oneOf?: Choice[]; anyOf?: Choice[] } | undefined): { value: string; label: string }[] | null {
+function choicesOf(
+  p: { enum?: unknown[]; enumNames?: string[]; oneOf?: Choice[]; anyOf?: Choice[] } | undefined,
+): { value: string; label: string }[] | null {
   if (!p) return null;
   if (Array.isArray(p.enum)) return p.enum.map((v, i) => ({ value: String(v), label: p.enumNames?.[i] ?? String(v) }));
   const listed = p.oneOf ?? p.anyOf;
-  if (Array.isArray(listed) && listed.every((c) => c && "const" in c)) return listed.map((c) => ({ value: String(c.const), label: c.title ?? String(c.const) }));
+  if (Array.isArray(listed) && listed.every((c) => c && "const" in c))
+    return listed.map((c) => ({ value: String(c.const), label: c.title ?? String(c.const) }));
   return null;
 }
 
@@ -42,13 +45,20 @@ export function InputForm({ input }: { input: PendingInputView }) {
   const queryClient = useQueryClient();
   const properties = (input.requestedSchema.properties ?? {}) as Record<string, Prop>;
   const required = new Set((input.requestedSchema.required as string[] | undefined) ?? []);
-  const [values, setValues] = useState<Record<string, Value>>(() => Object.fromEntries(Object.entries(properties).map(([k, p]) => [k, initial(p)])));
-  const answer = useMutation(trpc.appOperations.answer.mutationOptions({ onSettled: () => queryClient.invalidateQueries() }));
+  const [values, setValues] = useState<Record<string, Value>>(() =>
+    Object.fromEntries(Object.entries(properties).map(([k, p]) => [k, initial(p)])),
+  );
+  const answer = useMutation(
+    trpc.appOperations.answer.mutationOptions({ onSettled: () => queryClient.invalidateQueries() }),
+  );
   const set = (key: string, value: Value) => setValues((current) => ({ ...current, [key]: value }));
   const content = () =>
     Object.fromEntries(
       Object.entries(properties)
-        .filter(([k]) => required.has(k) || (Array.isArray(values[k]) ? (values[k] as string[]).length > 0 : values[k] !== ""))
+        .filter(
+          ([k]) =>
+            required.has(k) || (Array.isArray(values[k]) ? (values[k] as string[]).length > 0 : values[k] !== ""),
+        )
         .map(([k, p]) => [k, p.type === "number" || p.type === "integer" ? Number(values[k]) : values[k]!]),
     );
   const id = (key: string) => `in-${input.operationId}-${key}`;
@@ -64,17 +74,27 @@ export function InputForm({ input }: { input: PendingInputView }) {
     >
       <header>
         <span className="status Waiting">Needs your input</span>
-        <strong style={{ flex: 1 }}><code>apps.{input.binding}</code></strong>
+        <strong style={{ flex: 1 }}>
+          <code>apps.{input.binding}</code>
+        </strong>
       </header>
       <section className="stack">
-        <p style={{ margin: 0 }}><span className="muted small">The App asks: </span>{input.message}</p>
+        <p style={{ margin: 0 }}>
+          <span className="muted small">The App asks: </span>
+          {input.message}
+        </p>
         {Object.entries(properties).map(([key, p]) => {
           const label = `${p.title ?? key}${required.has(key) ? " *" : ""}`;
           const hint = p.description && <span className="hint">{p.description}</span>;
           if (p.type === "boolean") {
             return (
               <div key={key} className="check">
-                <input id={id(key)} type="checkbox" checked={Boolean(values[key])} onChange={(e) => set(key, e.target.checked)} />
+                <input
+                  id={id(key)}
+                  type="checkbox"
+                  checked={Boolean(values[key])}
+                  onChange={(e) => set(key, e.target.checked)}
+                />
                 <label htmlFor={id(key)}>{label}</label>
               </div>
             );
@@ -91,7 +111,9 @@ export function InputForm({ input }: { input: PendingInputView }) {
                       id={id(`${key}-${c.value}`)}
                       type="checkbox"
                       checked={chosen.includes(c.value)}
-                      onChange={(e) => set(key, e.target.checked ? [...chosen, c.value] : chosen.filter((v) => v !== c.value))}
+                      onChange={(e) =>
+                        set(key, e.target.checked ? [...chosen, c.value] : chosen.filter((v) => v !== c.value))
+                      }
                     />
                     <label htmlFor={id(`${key}-${c.value}`)}>{c.label}</label>
                   </div>
@@ -108,7 +130,9 @@ export function InputForm({ input }: { input: PendingInputView }) {
                 <select id={id(key)} value={String(values[key])} onChange={(e) => set(key, e.target.value)}>
                   <option value="" />
                   {choices.map((c) => (
-                    <option key={c.value} value={c.value}>{c.label}</option>
+                    <option key={c.value} value={c.value}>
+                      {c.label}
+                    </option>
                   ))}
                 </select>
               ) : (
@@ -124,10 +148,20 @@ export function InputForm({ input }: { input: PendingInputView }) {
             </div>
           );
         })}
-        {answer.error && <p role="alert" className="error-text small">{answer.error.message}</p>}
+        {answer.error && (
+          <p role="alert" className="error-text small">
+            {answer.error.message}
+          </p>
+        )}
         <div className="row">
-          <button className="primary" type="submit" disabled={answer.isPending}>Send answer</button>
-          <button type="button" disabled={answer.isPending} onClick={() => answer.mutate({ operationId: input.operationId, answer: { action: "decline" } })}>
+          <button className="primary" type="submit" disabled={answer.isPending}>
+            Send answer
+          </button>
+          <button
+            type="button"
+            disabled={answer.isPending}
+            onClick={() => answer.mutate({ operationId: input.operationId, answer: { action: "decline" } })}
+          >
             Decline
           </button>
         </div>

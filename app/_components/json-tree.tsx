@@ -22,8 +22,12 @@ export function JsonTree({ value, depth = 0, label }: { value: unknown; depth?: 
     );
   }
   if (depth >= MAX_TREE_DEPTH) return <DepthCut value={value} prefix={prefix} />;
-  const entries: [string, unknown][] = Array.isArray(value) ? value.map((v, i) => [String(i), v]) : Object.entries(value);
-  const summary = Array.isArray(value) ? `Array(${entries.length})` : `{${entries.length} ${entries.length === 1 ? "key" : "keys"}}`;
+  const entries: [string, unknown][] = Array.isArray(value)
+    ? value.map((v, i) => [String(i), v])
+    : Object.entries(value);
+  const summary = Array.isArray(value)
+    ? `Array(${entries.length})`
+    : `{${entries.length} ${entries.length === 1 ? "key" : "keys"}}`;
   return (
     <details open={depth < 2} style={{ paddingLeft: depth ? 14 : 0 }}>
       <summary>
@@ -43,11 +47,20 @@ function DepthCut({ value, prefix }: { value: object; prefix: ReactNode }) {
     <div style={{ paddingLeft: 14 }} data-testid="json-depth-cut">
       {prefix}
       <span className="muted">… deeper levels not shown</span>{" "}
-      <button type="button" className="small" onClick={() => setRaw(raw === null ? rawText(value) : null)} aria-expanded={raw !== null}>
+      <button
+        type="button"
+        className="small"
+        onClick={() => setRaw(raw === null ? rawText(value) : null)}
+        aria-expanded={raw !== null}
+      >
         {raw === null ? "Show raw JSON" : "Hide raw JSON"}
       </button>
       {raw !== null && (
-        <pre className="small" data-testid="json-raw" style={{ whiteSpace: "pre-wrap", wordBreak: "break-all", maxHeight: 320, overflow: "auto" }}>
+        <pre
+          className="small"
+          data-testid="json-raw"
+          style={{ whiteSpace: "pre-wrap", wordBreak: "break-all", maxHeight: 320, overflow: "auto" }}
+        >
           {raw}
         </pre>
       )}

@@ -57,7 +57,9 @@ export function KeysAdmin() {
         </div>
         <ErrorText error={addUser.error} />
         <div className="row">
-          <button type="submit" disabled={addUser.isPending}>Add person</button>
+          <button type="submit" disabled={addUser.isPending}>
+            Add person
+          </button>
         </div>
       </form>
       <form
@@ -75,7 +77,9 @@ export function KeysAdmin() {
             <select id="key-user" value={userId} onChange={(e) => setUserId(e.target.value)} required>
               <option value="">Choose…</option>
               {users.data?.map((u) => (
-                <option key={u.id} value={u.id}>{u.name}</option>
+                <option key={u.id} value={u.id}>
+                  {u.name}
+                </option>
               ))}
             </select>
           </Field>
@@ -87,7 +91,11 @@ export function KeysAdmin() {
           <legend className="small muted">Permissions</legend>
           {PERMISSIONS.map((p) => (
             <label key={p} className="check">
-              <input type="checkbox" checked={perms.includes(p)} onChange={(e) => setPerms(e.target.checked ? [...perms, p] : perms.filter((x) => x !== p))} />
+              <input
+                type="checkbox"
+                checked={perms.includes(p)}
+                onChange={(e) => setPerms(e.target.checked ? [...perms, p] : perms.filter((x) => x !== p))}
+              />
               <span className="small">{p}</span>
             </label>
           ))}
@@ -99,7 +107,9 @@ export function KeysAdmin() {
           </p>
         )}
         <div className="row">
-          <button className="primary" type="submit" disabled={addKey.isPending || !userId}>Create key</button>
+          <button className="primary" type="submit" disabled={addKey.isPending || !userId}>
+            Create key
+          </button>
         </div>
       </form>
     </div>

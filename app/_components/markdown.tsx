@@ -27,7 +27,9 @@ const components: Components = {
   ),
   pre: ({ children }) => {
     const code = textOf(children).replace(/\n$/, "");
-    const language = isValidElement<{ className?: string }>(children) ? /language-([\w-]+)/.exec(children.props.className ?? "")?.[1] : undefined;
+    const language = isValidElement<{ className?: string }>(children)
+      ? /language-([\w-]+)/.exec(children.props.className ?? "")?.[1]
+      : undefined;
     return (
       <div className="md-code" data-testid="md-code">
         <div className="md-code-bar">
@@ -50,14 +52,21 @@ const components: Components = {
   h4: ({ children }) => <h5>{children}</h5>,
   // GFM task list boxes: read-only, named for screen readers.
   input: ({ type, checked }) =>
-    type === "checkbox" ? <input type="checkbox" checked={!!checked} disabled readOnly aria-label={checked ? "Done" : "Not done"} /> : null,
+    type === "checkbox" ? (
+      <input type="checkbox" checked={!!checked} disabled readOnly aria-label={checked ? "Done" : "Not done"} />
+    ) : null,
   img: ({ alt }) => <span className="muted">[image: {alt || "no description"}]</span>,
 };
 
 export const Markdown = memo(function Markdown({ text }: { text: string }) {
   return (
     <div className="markdown" data-testid="markdown">
-      <ReactMarkdown remarkPlugins={[remarkGfm]} rehypePlugins={[[rehypeHighlight, { detect: false }]]} skipHtml components={components}>
+      <ReactMarkdown
+        remarkPlugins={[remarkGfm]}
+        rehypePlugins={[[rehypeHighlight, { detect: false }]]}
+        skipHtml
+        components={components}
+      >
         {text}
       </ReactMarkdown>
     </div>

@@ -40,7 +40,11 @@ export function ModelForm() {
   };
   const save = useMutation(
     trpc.settings.update.mutationOptions({
-      onSuccess: (next) => onSaved(next, next.model ? `Saved (version ${next.version}).` : "The model was removed: chats are in manual mode."),
+      onSuccess: (next) =>
+        onSaved(
+          next,
+          next.model ? `Saved (version ${next.version}).` : "The model was removed: chats are in manual mode.",
+        ),
       onError: (error) => {
         const details = error.data as { details?: { current?: PlatformSettings } } | undefined;
         if (details?.details?.current) queryClient.setQueryData(trpc.settings.get.queryKey(), details.details.current);
@@ -55,7 +59,12 @@ export function ModelForm() {
     }),
   );
 
-  if (settings.error) return <p role="alert" className="error-text">{settings.error.message}</p>;
+  if (settings.error)
+    return (
+      <p role="alert" className="error-text">
+        {settings.error.message}
+      </p>
+    );
   if (!settings.data) return <p className="muted">Loading…</p>;
   const current = settings.data;
   return (
@@ -67,45 +76,84 @@ export function ModelForm() {
         setNotice(null);
         save.mutate({
           expectedVersion: current.version,
-          model: { provider, model, ...(baseURL.trim() ? { baseURL: baseURL.trim() } : {}), ...(apiKey ? { apiKey } : {}) },
+          model: {
+            provider,
+            model,
+            ...(baseURL.trim() ? { baseURL: baseURL.trim() } : {}),
+            ...(apiKey ? { apiKey } : {}),
+          },
         });
       }}
     >
       <p className="muted small" style={{ margin: 0 }}>
-        {current.model ? `Configured: ${current.model.provider} · ${current.model.model}. API key ${current.model.apiKeySet ? "set" : "not set"}.` : "No model is configured: chats run in manual mode."}
+        {current.model
+          ? `Configured: ${current.model.provider} · ${current.model.model}. API key ${current.model.apiKeySet ? "set" : "not set"}.`
+          : "No model is configured: chats run in manual mode."}
       </p>
       <div className="grid-2">
         <Field id="provider" label="Provider">
           <select id="provider" value={provider} onChange={(e) => setProvider(e.target.value as ModelProvider)}>
             {MODEL_PROVIDERS.map((p) => (
-              <option key={p} value={p}>{p}</option>
+              <option key={p} value={p}>
+                {p}
+              </option>
             ))}
           </select>
         </Field>
         <Field id="model-name" label="Model">
-          <input id="model-name" value={model} onChange={(e) => setModel(e.target.value)} placeholder="llama3.1, gpt-4o-mini, claude-sonnet-4-5…" required />
+          <input
+            id="model-name"
+            value={model}
+            onChange={(e) => setModel(e.target.value)}
+            placeholder="llama3.1, gpt-4o-mini, claude-sonnet-4-5…"
+            required
+          />
         </Field>
         <Field id="base-url" label="Base URL" hint="Required for openai-compatible; optional otherwise.">
-          <input id="base-url" value={baseURL} onChange={(e) => setBaseURL(e.target.value)} placeholder="http://127.0.0.1:11434/v1" />
+          <input
+            id="base-url"
+            value={baseURL}
+            onChange={(e) => setBaseURL(e.target.value)}
+            placeholder="http://127.0.0.1:11434/v1"
+          />
         </Field>
         <Field id="api-key" label="API key">
-          <input id="api-key" type="password" autoComplete="off" value={apiKey} onChange={(e) => setApiKey(e.target.value)} placeholder={current.model?.apiKeySet ? "stored — leave empty to keep" : "optional"} />
+          <input
+            id="api-key"
+            type="password"
+            autoComplete="off"
+            value={apiKey}
+            onChange={(e) => setApiKey(e.target.value)}
+            placeholder={current.model?.apiKeySet ? "stored — leave empty to keep" : "optional"}
+          />
         </Field>
       </div>
       {notice && (
-        <p role="status" className={notice.ok ? "ok-text" : notice.warning ? "warn-text" : "error-text"} data-testid="model-notice" data-level={notice.ok ? "ok" : notice.warning ? "warning" : "error"}>
+        <p
+          role="status"
+          className={notice.ok ? "ok-text" : notice.warning ? "warn-text" : "error-text"}
+          data-testid="model-notice"
+          data-level={notice.ok ? "ok" : notice.warning ? "warning" : "error"}
+        >
           {notice.text}
         </p>
       )}
       <div className="row">
-        <button className="primary" type="submit" disabled={save.isPending}>Save</button>
+        <button className="primary" type="submit" disabled={save.isPending}>
+          Save
+        </button>
         <button
           type="button"
           disabled={test.isPending || !model.trim()}
           onClick={() => {
             setNotice(null);
             // The form as it is now, saved or not.
-            test.mutate({ provider, model, ...(baseURL.trim() ? { baseURL: baseURL.trim() } : {}), ...(apiKey ? { apiKey } : {}) });
+            test.mutate({
+              provider,
+              model,
+              ...(baseURL.trim() ? { baseURL: baseURL.trim() } : {}),
+              ...(apiKey ? { apiKey } : {}),
+            });
           }}
         >
           {test.isPending ? "Testing…" : "Test connection"}

@@ -8,8 +8,8 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { Fragment, useEffect, useState } from "react";
 import type { CodeRunRecord } from "@/contracts/code-run";
-import { useTRPC } from "../_lib/trpc";
 import type { LogLine } from "@/contracts/engine";
+import { useTRPC } from "../_lib/trpc";
 import { CodeView } from "./code-view";
 import { CopyButton } from "./copy-button";
 import { JsonTree } from "./json-tree";
@@ -18,7 +18,12 @@ import { JsonTree } from "./json-tree";
 const LOG_PREVIEW = 12;
 const ACTIVE = new Set(["Running", "Waiting", "Queued"]);
 
-export const formatDuration = (ms: number) => (ms < 1_000 ? `${Math.max(0, Math.round(ms))} ms` : ms < 60_000 ? `${(ms / 1_000).toFixed(1)} s` : `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1_000)} s`);
+export const formatDuration = (ms: number) =>
+  ms < 1_000
+    ? `${Math.max(0, Math.round(ms))} ms`
+    : ms < 60_000
+      ? `${(ms / 1_000).toFixed(1)} s`
+      : `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1_000)} s`;
 
 /** Seconds since `from`, re-rendered every second while `active`. */
 function useElapsed(from: number, active: boolean): number {
@@ -32,12 +37,15 @@ function useElapsed(from: number, active: boolean): number {
 }
 
 const reads = (code: string) => /\bDate\b|Math\.random|performance\.now/.test(code);
-const logText = (logs: LogLine[]) => logs.map((l) => (l.level !== "log" ? `[${l.level}] ${l.text}` : l.text)).join("\n");
+const logText = (logs: LogLine[]) =>
+  logs.map((l) => (l.level !== "log" ? `[${l.level}] ${l.text}` : l.text)).join("\n");
 
 export function RunCard({ run, liveLogs }: { run: CodeRunRecord; liveLogs?: LogLine[] }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  const cancel = useMutation(trpc.codeRuns.cancel.mutationOptions({ onSettled: () => queryClient.invalidateQueries() }));
+  const cancel = useMutation(
+    trpc.codeRuns.cancel.mutationOptions({ onSettled: () => queryClient.invalidateQueries() }),
+  );
   const [open, setOpen] = useState(true);
   const [allLogs, setAllLogs] = useState(false);
   const [openCalls, setOpenCalls] = useState<Set<number>>(new Set());
@@ -56,10 +64,19 @@ export function RunCard({ run, liveLogs }: { run: CodeRunRecord; liveLogs?: LogL
   return (
     <article className="run-card" data-testid="run-card" data-status={run.status} aria-label={`Code run ${run.id}`}>
       <header>
-        <span className={`status ${run.status}`} data-testid="run-status" role="status" aria-label={`Run status: ${run.status}`}>{run.status}</span>
+        <span
+          className={`status ${run.status}`}
+          data-testid="run-status"
+          role="status"
+          aria-label={`Run status: ${run.status}`}
+        >
+          {run.status}
+        </span>
         <strong style={{ flex: "1 1 12em" }}>{run.reason || "Program"}</strong>
         <span className="muted small" data-testid="run-duration">
-          {active ? `${run.status === "Waiting" ? "waiting" : "running"} ${formatDuration(elapsed)}` : `took ${formatDuration(run.updatedAt - run.createdAt)}`}
+          {active
+            ? `${run.status === "Waiting" ? "waiting" : "running"} ${formatDuration(elapsed)}`
+            : `took ${formatDuration(run.updatedAt - run.createdAt)}`}
         </span>
         <span className="muted small">{new Date(run.createdAt).toLocaleTimeString()}</span>
         {(run.status === "Queued" || run.status === "Running" || run.status === "Waiting") && (
@@ -67,7 +84,13 @@ export function RunCard({ run, liveLogs }: { run: CodeRunRecord; liveLogs?: LogL
             Cancel run
           </button>
         )}
-        <button type="button" className="small" aria-expanded={open} aria-controls={bodyId} onClick={() => setOpen((o) => !o)}>
+        <button
+          type="button"
+          className="small"
+          aria-expanded={open}
+          aria-controls={bodyId}
+          onClick={() => setOpen((o) => !o)}
+        >
           {open ? "Collapse" : "Expand"}
         </button>
       </header>
@@ -96,8 +119,9 @@ export function RunCard({ run, liveLogs }: { run: CodeRunRecord; liveLogs?: LogL
               <h4>Log</h4>
               <CopyButton text={() => logText(logs)} label="Copy log" />
             </div>
-            <ul className={`logs ${allLogs ? "" : "capped"}`} data-testid="run-logs" tabIndex={0} aria-label="Log lines">
+            <ul className={`logs ${allLogs ? "" : "capped"}`} data-testid="run-logs" aria-label="Log lines">
               {logs.map((l, i) => (
+                // biome-ignore lint/suspicious/noArrayIndexKey: log lines only ever grow at the end, so the index is their identity
                 <li key={i} className={l.level}>
                   {l.level !== "log" ? `[${l.level}] ` : ""}
                   {l.text}
@@ -116,7 +140,12 @@ export function RunCard({ run, liveLogs }: { run: CodeRunRecord; liveLogs?: LogL
             <h4>Calls</h4>
             <table className="calls" data-testid="run-calls">
               <thead>
-                <tr><th>#</th><th>Binding</th><th>Status</th><th>Time</th></tr>
+                <tr>
+                  <th>#</th>
+                  <th>Binding</th>
+                  <th>Status</th>
+                  <th>Time</th>
+                </tr>
               </thead>
               <tbody>
                 {run.calls.map((c) => (
@@ -133,9 +162,15 @@ export function RunCard({ run, liveLogs }: { run: CodeRunRecord; liveLogs?: LogL
                           {openCalls.has(c.index) ? "▾" : "▸"} {c.index + 1}
                         </button>
                       </td>
-                      <td><code>apps.{c.binding}</code></td>
-                      <td>{c.rejection ? <span className="error-text">{c.rejection.name}</span> : (c.app?.status ?? "—")}</td>
-                      <td className="muted">{c.app?.finishedAt ? formatDuration(c.app.finishedAt - c.app.startedAt) : ""}</td>
+                      <td>
+                        <code>apps.{c.binding}</code>
+                      </td>
+                      <td>
+                        {c.rejection ? <span className="error-text">{c.rejection.name}</span> : (c.app?.status ?? "—")}
+                      </td>
+                      <td className="muted">
+                        {c.app?.finishedAt ? formatDuration(c.app.finishedAt - c.app.startedAt) : ""}
+                      </td>
                     </tr>
                     {openCalls.has(c.index) && (
                       <tr className="call-detail" data-testid="call-detail">
@@ -147,7 +182,15 @@ export function RunCard({ run, liveLogs }: { run: CodeRunRecord; liveLogs?: LogL
                             </div>
                             <div>
                               <h5>Result</h5>
-                              {c.rejection ? <span className="error-text">{c.rejection.name}: {c.rejection.message}</span> : c.app ? <JsonTree value={c.app.result ?? null} /> : <span className="muted">not called yet</span>}
+                              {c.rejection ? (
+                                <span className="error-text">
+                                  {c.rejection.name}: {c.rejection.message}
+                                </span>
+                              ) : c.app ? (
+                                <JsonTree value={c.app.result ?? null} />
+                              ) : (
+                                <span className="muted">not called yet</span>
+                              )}
                             </div>
                           </div>
                         </td>
@@ -176,7 +219,9 @@ export function RunCard({ run, liveLogs }: { run: CodeRunRecord; liveLogs?: LogL
             <p className="error-text" data-testid="run-failure" style={{ margin: 0 }}>
               <strong>{result.reason}</strong>: {result.message}
             </p>
-            <p className="muted small" style={{ margin: 0 }}>Error id {result.errorId}</p>
+            <p className="muted small" style={{ margin: 0 }}>
+              Error id {result.errorId}
+            </p>
             {result.reason === "Unavailable" && /Code Mode is off/.test(result.message) && (
               <p className="small" style={{ margin: 0 }}>
                 <Link href="/admin/settings">Turn Code Mode on in Settings</Link> (admins).

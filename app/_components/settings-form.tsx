@@ -11,13 +11,29 @@ import { useTRPC } from "../_lib/trpc";
 
 type NumField = keyof typeof CODE_MODE_RANGES;
 const FIELDS: { key: NumField; label: string; hint: string }[] = [
-  { key: "timeoutMs", label: "Time limit (ms)", hint: "The program's own running time; waiting for App calls does not count." },
+  {
+    key: "timeoutMs",
+    label: "Time limit (ms)",
+    hint: "The program's own running time; waiting for App calls does not count.",
+  },
   { key: "memoryMb", label: "Memory (MB)", hint: "A hard cap on the sandbox's memory." },
   { key: "outputBytes", label: "Output (bytes)", hint: "Largest return value (as JSON) and log text kept." },
   { key: "maxPendingCalls", label: "Calls in flight", hint: "App calls running at once; the rest queue." },
-  { key: "maxServerRuns", label: "Server runs at once", hint: "Programs the server runs at once (all people); the rest queue." },
-  { key: "maxServerRunsPerUser", label: "Server runs per person", hint: "Programs one person may have running on the server; the rest queue." },
-  { key: "maxQueuedRunsPerUser", label: "Queued runs per person", hint: "Server runs one person may have waiting; beyond it new runs are refused." },
+  {
+    key: "maxServerRuns",
+    label: "Server runs at once",
+    hint: "Programs the server runs at once (all people); the rest queue.",
+  },
+  {
+    key: "maxServerRunsPerUser",
+    label: "Server runs per person",
+    hint: "Programs one person may have running on the server; the rest queue.",
+  },
+  {
+    key: "maxQueuedRunsPerUser",
+    label: "Queued runs per person",
+    hint: "Server runs one person may have waiting; beyond it new runs are refused.",
+  },
 ];
 
 /** The schema's messages name the API field ("timeoutMs must be …"); the form says the label instead. */
@@ -40,7 +56,9 @@ function fieldErrors(draft: Draft): Partial<Record<NumField, string>> {
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
       const key = issue.path[0] as NumField;
-      errors[key] ??= labelled(Number.isNaN(candidate[key as keyof typeof candidate]) ? `${key} must be a number` : issue.message);
+      errors[key] ??= labelled(
+        Number.isNaN(candidate[key as keyof typeof candidate]) ? `${key} must be a number` : issue.message,
+      );
     }
   }
   return errors;
@@ -72,7 +90,11 @@ export function SettingsForm() {
         setNotice({ kind: "ok", text: `Saved (version ${next.version}).` });
       },
       onError: (error) => {
-        const details = (error.data as { details?: { current?: PlatformSettings; fields?: { field: string; message: string }[] } } | undefined)?.details;
+        const details = (
+          error.data as
+            | { details?: { current?: PlatformSettings; fields?: { field: string; message: string }[] } }
+            | undefined
+        )?.details;
         if (error.data?.code === "CONFLICT" && details?.current) {
           queryClient.setQueryData(trpc.settings.get.queryKey(), details.current);
           setDraft(toDraft(details.current.codeMode));
@@ -84,14 +106,21 @@ export function SettingsForm() {
           return;
         }
         if (details?.fields) {
-          setServerErrors(Object.fromEntries(details.fields.map((f) => [f.field.replace(/^codeMode\./, ""), labelled(f.message)])));
+          setServerErrors(
+            Object.fromEntries(details.fields.map((f) => [f.field.replace(/^codeMode\./, ""), labelled(f.message)])),
+          );
         }
         setNotice({ kind: "error", text: labelled(error.message) });
       },
     }),
   );
 
-  if (settings.error) return <p role="alert" className="error-text">{settings.error.message}</p>;
+  if (settings.error)
+    return (
+      <p role="alert" className="error-text">
+        {settings.error.message}
+      </p>
+    );
   if (!draft || version === null) return <p className="muted">Loading settings…</p>;
   const errors = fieldErrors(draft);
   const invalid = Object.keys(errors).length > 0;
@@ -112,14 +141,21 @@ export function SettingsForm() {
     >
       <div className="row" style={{ justifyContent: "space-between" }}>
         <h2 style={{ margin: 0 }}>Code Mode</h2>
-        <span className="muted small" data-testid="settings-version">Version {version}</span>
+        <span className="muted small" data-testid="settings-version">
+          Version {version}
+        </span>
       </div>
       <p className="muted small" style={{ margin: 0 }}>
-        With Code Mode on, programs call the tools of connected Apps. These limits protect the server and are the same on
-        every instance, so a re-run behaves the same.
+        With Code Mode on, programs call the tools of connected Apps. These limits protect the server and are the same
+        on every instance, so a re-run behaves the same.
       </p>
       <label className="check">
-        <input type="checkbox" name="enabled" checked={draft.enabled} onChange={(e) => setDraft({ ...draft, enabled: e.target.checked })} />
+        <input
+          type="checkbox"
+          name="enabled"
+          checked={draft.enabled}
+          onChange={(e) => setDraft({ ...draft, enabled: e.target.checked })}
+        />
         <span>Code Mode enabled</span>
       </label>
       <div className="grid-2">
@@ -141,7 +177,11 @@ export function SettingsForm() {
               <span className="hint" id={`${f.key}-hint`}>
                 {f.hint} {r.min}–{r.max}, default {r.default}.
               </span>
-              {message && <span className="error-text" id={`${f.key}-error`} role="alert">{message}</span>}
+              {message && (
+                <span className="error-text" id={`${f.key}-error`} role="alert">
+                  {message}
+                </span>
+              )}
             </div>
           );
         })}

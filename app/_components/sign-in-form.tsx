@@ -25,7 +25,15 @@ export function SignInForm() {
           <code> &lt;data dir&gt;/admin-token</code>.
         </p>
         <Field id="token" label="Token">
-          <input id="token" name="token" type="password" autoComplete="current-password" value={token} onChange={(e) => setToken(e.target.value)} required />
+          <input
+            id="token"
+            name="token"
+            type="password"
+            autoComplete="current-password"
+            value={token}
+            onChange={(e) => setToken(e.target.value)}
+            required
+          />
         </Field>
         <ErrorText error={signIn.error} />
         <button className="primary" type="submit" disabled={signIn.isPending || !token.trim()}>

@@ -33,19 +33,42 @@ interface Person {
 }
 
 /** Roles as checkboxes, people as a multiple select: who may use one entry. */
-function UsableByFields({ idPrefix, value, people, onChange }: { idPrefix: string; value: UsableBy; people: Person[]; onChange: (next: UsableBy) => void }) {
-  const toggleRole = (role: Role, on: boolean) => onChange({ ...value, roles: on ? [...new Set([...value.roles, role])] : value.roles.filter((r) => r !== role) });
+function UsableByFields({
+  idPrefix,
+  value,
+  people,
+  onChange,
+}: {
+  idPrefix: string;
+  value: UsableBy;
+  people: Person[];
+  onChange: (next: UsableBy) => void;
+}) {
+  const toggleRole = (role: Role, on: boolean) =>
+    onChange({ ...value, roles: on ? [...new Set([...value.roles, role])] : value.roles.filter((r) => r !== role) });
   return (
     <fieldset className="stack" style={{ border: 0, padding: 0, margin: 0 }} aria-label="Who may use it">
       <div className="row small">
         <label>
-          <input type="checkbox" checked={value.roles.includes("admin")} onChange={(e) => toggleRole("admin", e.target.checked)} /> Admins
+          <input
+            type="checkbox"
+            checked={value.roles.includes("admin")}
+            onChange={(e) => toggleRole("admin", e.target.checked)}
+          />{" "}
+          Admins
         </label>
         <label>
-          <input type="checkbox" checked={value.roles.includes("member")} onChange={(e) => toggleRole("member", e.target.checked)} /> Members
+          <input
+            type="checkbox"
+            checked={value.roles.includes("member")}
+            onChange={(e) => toggleRole("member", e.target.checked)}
+          />{" "}
+          Members
         </label>
       </div>
-      <label className="small" htmlFor={`${idPrefix}-people`}>People</label>
+      <label className="small" htmlFor={`${idPrefix}-people`}>
+        People
+      </label>
       <select
         id={`${idPrefix}-people`}
         multiple
@@ -100,11 +123,20 @@ function UsableByCell({ name, value, people }: { name: string; value: UsableBy; 
         save.mutate({ name, usableBy: editing });
       }}
     >
-      <UsableByFields idPrefix={`vault-${name.replace(/\W/g, "-")}`} value={editing} people={people} onChange={setEditing} />
+      <UsableByFields
+        idPrefix={`vault-${name.replace(/\W/g, "-")}`}
+        value={editing}
+        people={people}
+        onChange={setEditing}
+      />
       <ErrorText error={save.error} />
       <div className="row">
-        <button className="primary" type="submit" disabled={save.isPending}>Save</button>
-        <button type="button" onClick={() => setEditing(null)}>Cancel</button>
+        <button className="primary" type="submit" disabled={save.isPending}>
+          Save
+        </button>
+        <button type="button" onClick={() => setEditing(null)}>
+          Cancel
+        </button>
       </div>
     </form>
   );
@@ -145,14 +177,40 @@ export function VaultAdmin() {
       >
         <h2 style={{ margin: 0, fontSize: 18 }}>Add a secret</h2>
         <div className="grid-2">
-          <Field id="vault-name" label="Name" hint="Programs see it as vault.github.token — a reference, never the secret.">
-            <input id="vault-name" value={name} onChange={(e) => setName(e.target.value)} placeholder="github/token" required />
+          <Field
+            id="vault-name"
+            label="Name"
+            hint="Programs see it as vault.github.token — a reference, never the secret."
+          >
+            <input
+              id="vault-name"
+              value={name}
+              onChange={(e) => setName(e.target.value)}
+              placeholder="github/token"
+              required
+            />
           </Field>
           <Field id="vault-secret" label="Secret" hint="At least 8 characters.">
-            <input id="vault-secret" type="password" autoComplete="off" value={secret} onChange={(e) => setSecret(e.target.value)} required />
+            <input
+              id="vault-secret"
+              type="password"
+              autoComplete="off"
+              value={secret}
+              onChange={(e) => setSecret(e.target.value)}
+              required
+            />
           </Field>
-          <Field id="vault-targets" label="Allowed targets" hint="connection/tool pairs, separated by commas (connection slug, name or id; tool name).">
-            <input id="vault-targets" value={targets} onChange={(e) => setTargets(e.target.value)} placeholder="everything/echo, github/create-issue" />
+          <Field
+            id="vault-targets"
+            label="Allowed targets"
+            hint="connection/tool pairs, separated by commas (connection slug, name or id; tool name)."
+          >
+            <input
+              id="vault-targets"
+              value={targets}
+              onChange={(e) => setTargets(e.target.value)}
+              placeholder="everything/echo, github/create-issue"
+            />
           </Field>
           <div className="stack">
             <span className="small">Who may use it</span>
@@ -162,21 +220,40 @@ export function VaultAdmin() {
         </div>
         <ErrorText error={create.error} />
         <div className="row">
-          <button className="primary" type="submit" disabled={create.isPending}>Add secret</button>
+          <button className="primary" type="submit" disabled={create.isPending}>
+            Add secret
+          </button>
         </div>
       </form>
-      {(rotate.error ?? remove.error) && <p role="alert" className="error-text">{(rotate.error ?? remove.error)?.message}</p>}
+      {(rotate.error ?? remove.error) && (
+        <p role="alert" className="error-text">
+          {(rotate.error ?? remove.error)?.message}
+        </p>
+      )}
       <table className="calls panel" aria-label="Vault entries">
         <thead>
-          <tr><th>Name</th><th>Reference</th><th>Allowed targets</th><th>May use</th><th>Updated</th><th /></tr>
+          <tr>
+            <th>Name</th>
+            <th>Reference</th>
+            <th>Allowed targets</th>
+            <th>May use</th>
+            <th>Updated</th>
+            <th />
+          </tr>
         </thead>
         <tbody>
           {entries.data?.map((e) => (
             <tr key={e.name} data-testid="vault-entry">
-              <td><code>{e.name}</code></td>
-              <td><code>{e.reference}</code></td>
+              <td>
+                <code>{e.name}</code>
+              </td>
+              <td>
+                <code>{e.reference}</code>
+              </td>
               <td className="small">{e.allow.map((a) => `${a.connection}/${a.tool}`).join(", ") || "—"}</td>
-              <td><UsableByCell name={e.name} value={e.usableBy} people={people} /></td>
+              <td>
+                <UsableByCell name={e.name} value={e.usableBy} people={people} />
+              </td>
               <td className="small muted">{new Date(e.updatedAt).toLocaleString()}</td>
               <td className="row">
                 <button
@@ -188,7 +265,10 @@ export function VaultAdmin() {
                 >
                   Rotate
                 </button>
-                <button type="button" onClick={() => window.confirm(`Delete ${e.name}?`) && remove.mutate({ name: e.name })}>
+                <button
+                  type="button"
+                  onClick={() => window.confirm(`Delete ${e.name}?`) && remove.mutate({ name: e.name })}
+                >
                   Delete
                 </button>
               </td>

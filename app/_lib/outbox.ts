@@ -31,7 +31,10 @@ const outbox = () => (db ??= new OutboxDb());
 
 /** Errors after which re-sending cannot help (the run or attempt is gone): the entry is dropped. */
 function isFinal(error: unknown): boolean {
-  return error instanceof TRPCClientError && ["NOT_FOUND", "CONFLICT", "BAD_REQUEST", "FORBIDDEN"].includes(error.data?.code as string);
+  return (
+    error instanceof TRPCClientError &&
+    ["NOT_FOUND", "CONFLICT", "BAD_REQUEST", "FORBIDDEN"].includes(error.data?.code as string)
+  );
 }
 
 export async function sendFinish(client: TRPCClient<AppRouter>, runId: string, attempt: number, outcome: RunOutcome) {

@@ -8,9 +8,9 @@ import type { TRPCClient } from "@trpc/client";
 import type { CodeRunRecord, RunTicket, StartRunInput } from "@/contracts/code-run";
 import type { HostCallAnswer, LogLine } from "@/contracts/engine";
 import type { AppRouter } from "@/server/api/root";
-import { sendFinish } from "./outbox";
 import { spawnBrowserWorker } from "@/worker/browser-port";
 import { SandboxSupervisor } from "@/worker/supervisor";
+import { sendFinish } from "./outbox";
 
 let supervisor: SandboxSupervisor | undefined;
 
@@ -37,7 +37,11 @@ export async function runInBrowser(
 }
 
 /** Runs an attempt the server handed out (a manual run, or a turn's program this page claimed). */
-export async function runTicketInBrowser(client: TRPCClient<AppRouter>, ticket: RunTicket, handlers: BrowserRunHandlers = {}): Promise<CodeRunRecord> {
+export async function runTicketInBrowser(
+  client: TRPCClient<AppRouter>,
+  ticket: RunTicket,
+  handlers: BrowserRunHandlers = {},
+): Promise<CodeRunRecord> {
   const outcome = await getSupervisor().run(ticket.input, {
     call: (req) =>
       client.codeRuns.appCall

@@ -27,7 +27,8 @@ export function Providers({ children }: { children: ReactNode }) {
     }),
   );
   useEffect(() => {
-    const flush = () => void import("./outbox").then(({ flushOutbox }) => flushOutbox(trpcClient)).catch(() => undefined);
+    const flush = () =>
+      void import("./outbox").then(({ flushOutbox }) => flushOutbox(trpcClient)).catch(() => undefined);
     flush();
     window.addEventListener("online", flush);
     return () => window.removeEventListener("online", flush);

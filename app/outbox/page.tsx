@@ -7,12 +7,21 @@ import { useTRPC } from "../_lib/trpc";
 function Outbox() {
   const trpc = useTRPC();
   const outbox = useQuery({ ...trpc.connections.emailOutbox.queryOptions(), refetchInterval: 30_000 });
-  if (outbox.error) return <p role="alert" className="error-text">{outbox.error.message}</p>;
+  if (outbox.error)
+    return (
+      <p role="alert" className="error-text">
+        {outbox.error.message}
+      </p>
+    );
   if (!outbox.data) return <p className="muted">Loading…</p>;
   if (!outbox.data.available) return <p className="muted">The Email app is not connected.</p>;
   return (
     <div className="stack">
-      {outbox.data.emails.length === 0 && <p className="muted" data-testid="outbox-empty">No mail sent yet.</p>}
+      {outbox.data.emails.length === 0 && (
+        <p className="muted" data-testid="outbox-empty">
+          No mail sent yet.
+        </p>
+      )}
       {outbox.data.emails.map((m) => (
         <article key={m.id} className="panel stack" data-testid="sent-mail">
           <div className="row" style={{ justifyContent: "space-between" }}>

@@ -2,8 +2,9 @@
  * The browser benchmark's floor: bare quickjs-emscripten in a Web Worker (a fresh runtime + context per
  * run, one host function whose calls the page answers over postMessage). No limits, no prelude.
  */
-import { newQuickJSWASMModuleFromVariant } from "quickjs-emscripten-core";
+
 import RELEASE_SYNC from "@jitl/quickjs-wasmfile-release-sync";
+import { newQuickJSWASMModuleFromVariant } from "quickjs-emscripten-core";
 
 const quickjs = await newQuickJSWASMModuleFromVariant(RELEASE_SYNC);
 const answers = new Map();
@@ -34,7 +35,13 @@ function run(id, code) {
       runtime.executePendingJobs();
       check();
     });
-    postMessage({ type: "call", id, callId, binding: ctx.getString(bindingHandle), argsJson: ctx.getString(argsHandle) });
+    postMessage({
+      type: "call",
+      id,
+      callId,
+      binding: ctx.getString(bindingHandle),
+      argsJson: ctx.getString(argsHandle),
+    });
     return deferred.handle;
   });
   ctx.setProp(ctx.global, "call", call);

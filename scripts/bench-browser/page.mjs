@@ -5,14 +5,22 @@
  * and worker: module load + first run). Exposes `runBench()` for scripts/bench-sandbox-browser.mjs.
  */
 import { SandboxSupervisor } from "../../worker/supervisor.ts";
-import { WORKLOADS, ROWS_JSON, median } from "../bench-workloads.mjs";
+import { median, ROWS_JSON, WORKLOADS } from "../bench-workloads.mjs";
 
 const LIMITS = { timeoutMs: 10_000, memoryMb: 64, outputBytes: 1 << 20, maxPendingCalls: 128 };
-const input = (code) => ({ code, time: 0, seed: 1, limits: LIMITS, bindings: ["bench.echo", "bench.rows", "bench.slow"], vaultNames: [] });
+const input = (code) => ({
+  code,
+  time: 0,
+  seed: 1,
+  limits: LIMITS,
+  bindings: ["bench.echo", "bench.rows", "bench.slow"],
+  vaultNames: [],
+});
 
 function answer(binding, argsJson) {
   if (binding === "bench.rows") return Promise.resolve({ type: "ok", resultJson: ROWS_JSON });
-  if (binding === "bench.slow") return new Promise((resolve) => setTimeout(() => resolve({ type: "ok", resultJson: "{\"ok\":true}" }), 20));
+  if (binding === "bench.slow")
+    return new Promise((resolve) => setTimeout(() => resolve({ type: "ok", resultJson: '{"ok":true}' }), 20));
   return Promise.resolve({ type: "ok", resultJson: argsJson });
 }
 
@@ -21,7 +29,11 @@ function spawnSandbox() {
   return {
     post: (message) => worker.postMessage(message),
     onMessage: (listener) => worker.addEventListener("message", (event) => listener(event.data)),
-    onError: (listener) => worker.addEventListener("error", (event) => (event.preventDefault(), listener(new Error(event.message)))),
+    onError: (listener) =>
+      worker.addEventListener("error", (event) => {
+        event.preventDefault();
+        listener(new Error(event.message));
+      }),
     terminate: () => worker.terminate(),
   };
 }
@@ -93,7 +105,9 @@ window.runBench = async () => {
   const results = {};
   for (const workload of WORKLOADS) {
     const once = (runOne) =>
-      workload.parallel ? Promise.all(Array.from({ length: workload.parallel }, () => runOne(workload.code))) : runOne(workload.code);
+      workload.parallel
+        ? Promise.all(Array.from({ length: workload.parallel }, () => runOne(workload.code)))
+        : runOne(workload.code);
     const times = { bare: [], page: [] };
     const n = Math.max(5, Math.ceil(workload.n / 2));
     for (let i = 0; i < workload.warm + n; i++) {

@@ -15,11 +15,25 @@ export interface BenchEvent {
 }
 
 const NAMES = ["Priya", "Marco", "Aiko", "Jonas", "Fatima", "Liam", "Sofia", "Wei", "Amara", "Diego", "Hannah", "Ravi"];
-const FEATURES = ["onboarding flow", "billing page", "search filters", "mobile nav", "settings redesign", "Code Mode run card", "admin audit log"];
+const FEATURES = [
+  "onboarding flow",
+  "billing page",
+  "search filters",
+  "mobile nav",
+  "settings redesign",
+  "Code Mode run card",
+  "admin audit log",
+];
 const SYSTEMS = ["search", "payments API", "auth service", "event pipeline", "CDN", "job queue"];
 const CUSTOMERS = ["Acme Corp", "Globex", "Initech", "Umbrella Health", "Stark Logistics", "Wayne Retail"];
 const ROLES = ["staff engineer", "product designer", "SRE", "data analyst", "engineering manager"];
-const TOPICS = ["Postgres internals", "prompt caching", "accessibility basics", "incident command", "WebAssembly sandboxes"];
+const TOPICS = [
+  "Postgres internals",
+  "prompt caching",
+  "accessibility basics",
+  "incident command",
+  "WebAssembly sandboxes",
+];
 
 /** [title, smallest and largest number of attendees, weight]. */
 type Template = [(pick: <T>(items: readonly T[]) => T) => string, number, number, number];
@@ -53,7 +67,10 @@ export function generateCalendar(firstDay = "2026-10-23", days = 30, seed = 30):
   const totalWeight = TEMPLATES.reduce((s, t) => s + t[3], 0);
   const template = () => {
     let x = r.next() * totalWeight;
-    for (const t of TEMPLATES) if ((x -= t[3]) < 0) return t;
+    for (const t of TEMPLATES) {
+      x -= t[3];
+      if (x < 0) return t;
+    }
     return TEMPLATES[0] as Template;
   };
   const out: BenchEvent[] = [];
@@ -63,7 +80,12 @@ export function generateCalendar(firstDay = "2026-10-23", days = 30, seed = 30):
     const day = iso(dayStart).slice(0, 10);
     const count = r.int(6, 12);
     // distinct quarter-hour slots between 08:00 and 17:45
-    const slots = r.sample(Array.from({ length: 40 }, (_, i) => 8 * 60 + i * 15), count).sort((a, b) => a - b);
+    const slots = r
+      .sample(
+        Array.from({ length: 40 }, (_, i) => 8 * 60 + i * 15),
+        count,
+      )
+      .sort((a, b) => a - b);
     for (const minute of slots) {
       const [title, min, max] = template();
       const start = dayStart + minute * 60_000;

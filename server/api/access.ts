@@ -5,9 +5,10 @@
  * permissions again, with finer rules (the chat's owner, a shared chat, a tool's policy) on top.
  * `test/server/access.test.ts` calls every procedure, `test/e2e/security-authz.spec.ts` every route.
  */
+import "server-only";
 import { type Access, REST_ACCESS, type RestRoute, TRPC_ACCESS } from "@/contracts/access";
 import type { RestArgs } from "../http/rest";
-import { requirePermission, type Principal } from "../services/auth";
+import { type Principal, requirePermission } from "../services/auth";
 import { AppError } from "../services/errors";
 
 export { REST_ACCESS, TRPC_ACCESS };
@@ -20,7 +21,8 @@ function enforce(rule: Access, principal: Principal | null): void {
 /** Enforces a procedure's row of the table; a procedure without a row is refused (fail closed). */
 export function checkProcedureAccess(path: string, principal: Principal | null): void {
   const rule = TRPC_ACCESS[path];
-  if (rule === undefined) throw new AppError("FORBIDDEN", `The procedure ${path} has no access rule, so nobody may call it.`);
+  if (rule === undefined)
+    throw new AppError("FORBIDDEN", `The procedure ${path} has no access rule, so nobody may call it.`);
   enforce(rule, principal);
 }
 

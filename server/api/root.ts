@@ -1,4 +1,5 @@
 /** The tRPC API: one router a noun. */
+import "server-only";
 import { appOperationsRouter } from "./routers/app-operations";
 import { authRouter } from "./routers/auth";
 import { chatsRouter } from "./routers/chats";

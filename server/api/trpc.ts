@@ -4,14 +4,15 @@
  * become TRPCErrors here, in one place, with their safe details in `data.details`; any other failure is
  * logged by error id and reaches the caller only as that id (as on REST).
  */
+import "server-only";
 import { initTRPC, TRPCError } from "@trpc/server";
-import type { Platform } from "../platform";
 import { getPlatform } from "../boot";
 import { clientAddress, servedOverHttps } from "../http/origin";
 import { toPublicError } from "../http/public-error";
-import { checkProcedureAccess } from "./access";
+import type { Platform } from "../platform";
 import { authenticate, type Principal, readCookie, SESSION_COOKIE } from "../services/auth";
 import { type AppErrorCode, isAppError } from "../services/errors";
+import { checkProcedureAccess } from "./access";
 
 export interface Context {
   platform: Platform;
@@ -26,7 +27,11 @@ export interface Context {
   https: boolean;
 }
 
-export function createContextInner(platform: Platform, principal: Principal | null, sessionId: string | null = null): Context {
+export function createContextInner(
+  platform: Platform,
+  principal: Principal | null,
+  sessionId: string | null = null,
+): Context {
   return { platform, principal, sessionId, responseCookies: [], clientAddress: "unknown", https: false };
 }
 
@@ -58,7 +63,11 @@ const t = initTRPC.context<Context>().create({
     const cause = error.cause;
     return {
       ...shape,
-      data: { ...shape.data, stack: undefined, details: isAppError(cause) ? (cause.details ?? null) : isInternal(cause) ? { errorId: cause.errorId } : null },
+      data: {
+        ...shape.data,
+        stack: undefined,
+        details: isAppError(cause) ? (cause.details ?? null) : isInternal(cause) ? { errorId: cause.errorId } : null,
+      },
     };
   },
 });
@@ -84,7 +93,11 @@ const domainErrors = t.middleware(async ({ next, path }) => {
   if (!isAppError(cause) && (result.error.code !== "INTERNAL_SERVER_ERROR" || isInternal(cause))) return result;
   const failure = toPublicError(cause ?? result.error, "trpc_failed", { path });
   if (failure.code === "INTERNAL") {
-    throw new TRPCError({ code: "INTERNAL_SERVER_ERROR", message: failure.message, cause: new InternalFailure(failure.message, failure.errorId) });
+    throw new TRPCError({
+      code: "INTERNAL_SERVER_ERROR",
+      message: failure.message,
+      cause: new InternalFailure(failure.message, failure.errorId),
+    });
   }
   throw new TRPCError({ code: TRPC_CODES[failure.code], message: failure.message, cause });
 });

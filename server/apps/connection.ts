@@ -5,29 +5,29 @@
  * connection is not connected, and map every failure to an AppCallError. An App's question (elicitation)
  * goes to the call that asked it: the one the transport names, else the only call in flight.
  */
+import "server-only";
 import { randomUUID } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import {
-  ElicitRequestSchema,
-  ErrorCode,
-  PromptListChangedNotificationSchema,
-  ResourceListChangedNotificationSchema,
-  ToolListChangedNotificationSchema,
   type CallToolResult,
   type ElicitRequest,
+  ElicitRequestSchema,
   type ElicitResult,
+  ErrorCode,
   type Prompt,
+  PromptListChangedNotificationSchema,
   type RequestId,
   type Resource,
+  ResourceListChangedNotificationSchema,
   type Tool,
+  ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import type { Policy } from "@/contracts/connections";
 import { logEvent } from "../log";
 import type { BuiltinHost } from "./builtin/host";
-import { InputRequest, type InputAnswer } from "./elicitation";
+import { type InputAnswer, InputRequest } from "./elicitation";
 import { AppCallError, type AppCallResult, isAppCallError } from "./errors";
 import { CALL_META, type OpenedTransport, openTransport, type TransportConfig } from "./transports";
-
-import type { Policy } from "@/contracts/connections";
 
 export type { Policy };
 export type ConnectionStatus = "connected" | "connecting" | "failed" | "disabled";
@@ -134,8 +134,14 @@ export class AppConnection {
     this.deps.onChange();
     let opened: OpenedTransport | undefined;
     const client = new Client({ name: "openbot", version: "0.1.0" }, { capabilities: { elicitation: { form: {} } } });
-    client.setRequestHandler(ElicitRequestSchema, (request, extra) => this.elicit(gen, request.params, opened, extra.requestId));
-    for (const schema of [ToolListChangedNotificationSchema, ResourceListChangedNotificationSchema, PromptListChangedNotificationSchema]) {
+    client.setRequestHandler(ElicitRequestSchema, (request, extra) =>
+      this.elicit(gen, request.params, opened, extra.requestId),
+    );
+    for (const schema of [
+      ToolListChangedNotificationSchema,
+      ResourceListChangedNotificationSchema,
+      PromptListChangedNotificationSchema,
+    ]) {
       client.setNotificationHandler(schema, () => this.refreshSoon(gen));
     }
     let ready = false;
@@ -150,7 +156,11 @@ export class AppConnection {
       }
     };
     try {
-      opened = openTransport(this.record.transport, { connectionId: this.record.id, dataDir: this.deps.dataDir, builtin: this.deps.builtin });
+      opened = openTransport(this.record.transport, {
+        connectionId: this.record.id,
+        dataDir: this.deps.dataDir,
+        builtin: this.deps.builtin,
+      });
       await client.connect(opened.transport, { timeout: this.deps.connectTimeoutMs });
       if (gen !== this.generation) {
         await client.close().catch(() => undefined);
@@ -214,9 +224,24 @@ export class AppConnection {
   private async refresh(gen: number, client: Client): Promise<void> {
     const caps = client.getServerCapabilities() ?? {};
     const timeout = this.deps.connectTimeoutMs;
-    const tools = caps.tools ? await paginate((cursor) => client.listTools({ cursor }, { timeout }), (r) => r.tools) : [];
-    const resources = caps.resources ? await paginate((cursor) => client.listResources({ cursor }, { timeout }), (r) => r.resources) : [];
-    const prompts = caps.prompts ? await paginate((cursor) => client.listPrompts({ cursor }, { timeout }), (r) => r.prompts) : [];
+    const tools = caps.tools
+      ? await paginate(
+          (cursor) => client.listTools({ cursor }, { timeout }),
+          (r) => r.tools,
+        )
+      : [];
+    const resources = caps.resources
+      ? await paginate(
+          (cursor) => client.listResources({ cursor }, { timeout }),
+          (r) => r.resources,
+        )
+      : [];
+    const prompts = caps.prompts
+      ? await paginate(
+          (cursor) => client.listPrompts({ cursor }, { timeout }),
+          (r) => r.prompts,
+        )
+      : [];
     if (gen !== this.generation) return;
     this.tools = tools;
     this.resources = resources;
@@ -233,15 +258,21 @@ export class AppConnection {
     const gen = this.generation;
     const label = opts.binding;
     if (this.status !== "connected" || !client) {
-      return Promise.reject(new AppCallError("unavailable", `${this.record.name} is not available now (${this.status}).`));
+      return Promise.reject(
+        new AppCallError("unavailable", `${this.record.name} is not available now (${this.status}).`),
+      );
     }
-    if (opts.signal?.aborted) return Promise.reject(new AppCallError("unavailable", "The call was cancelled before it was sent."));
+    if (opts.signal?.aborted)
+      return Promise.reject(new AppCallError("unavailable", "The call was cancelled before it was sent."));
     const controller = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     const disarm = () => clearTimeout(timer);
     const arm = (ms: number) => {
       disarm();
-      timer = setTimeout(() => controller.abort(new AppCallError("timeout", `${label} did not answer within ${ms} ms.`)), ms);
+      timer = setTimeout(
+        () => controller.abort(new AppCallError("timeout", `${label} did not answer within ${ms} ms.`)),
+        ms,
+      );
     };
     const onCallerAbort = () => controller.abort(new AppCallError("unavailable", "The call was cancelled."));
     opts.signal?.addEventListener("abort", onCallerAbort, { once: true });
@@ -271,7 +302,14 @@ export class AppConnection {
         binding: opts.binding,
         tool: op.kind === "tool" ? op.name : op.kind === "resource" ? "resources/read" : "prompts/get",
         askInput: (input) =>
-          reject(new AppCallError("input_required", `${label} is waiting for input from a person (${input.id}).`, undefined, input)),
+          reject(
+            new AppCallError(
+              "input_required",
+              `${label} is waiting for input from a person (${input.id}).`,
+              undefined,
+              input,
+            ),
+          ),
         rearm: () => arm(opts.timeoutMs),
         disarm,
         result,
@@ -284,7 +322,8 @@ export class AppConnection {
   private mapError(gen: number, error: unknown, label: string): AppCallError {
     if (isAppCallError(error)) return error;
     if (isMcpError(error)) {
-      if (error.code === ErrorCode.RequestTimeout) return new AppCallError("timeout", `${label} did not answer in time.`);
+      if (error.code === ErrorCode.RequestTimeout)
+        return new AppCallError("timeout", `${label} did not answer in time.`);
       if (error.code === ErrorCode.ConnectionClosed) {
         this.fail(gen, "The connection closed.");
         return new AppCallError("unavailable", `${this.record.name} closed the connection during the call.`);
@@ -300,8 +339,14 @@ export class AppConnection {
    * HTTP: the request on whose stream it came), else the only call in flight. When several calls are in
    * flight and the transport cannot say (stdio), it is cancelled rather than shown under the wrong call.
    */
-  private elicit(gen: number, params: ElicitRequest["params"], opened: OpenedTransport | undefined, requestId: RequestId): Promise<ElicitResult> {
-    if (gen !== this.generation || params.mode === "url" || !("requestedSchema" in params)) return Promise.resolve({ action: "decline" });
+  private elicit(
+    gen: number,
+    params: ElicitRequest["params"],
+    opened: OpenedTransport | undefined,
+    requestId: RequestId,
+  ): Promise<ElicitResult> {
+    if (gen !== this.generation || params.mode === "url" || !("requestedSchema" in params))
+      return Promise.resolve({ action: "decline" });
     const named = opened?.askedBy(requestId);
     const waiting = [...this.inflight.values()].filter((c) => !c.input);
     const call = named !== undefined ? this.inflight.get(named) : waiting.length === 1 ? waiting[0] : undefined;
@@ -333,7 +378,12 @@ export class AppConnection {
   }
 }
 
-function send(client: Client, op: Operation, options: { signal: AbortSignal; timeout: number }, key: string): Promise<unknown> {
+function send(
+  client: Client,
+  op: Operation,
+  options: { signal: AbortSignal; timeout: number },
+  key: string,
+): Promise<unknown> {
   const _meta = { [CALL_META]: key };
   switch (op.kind) {
     case "tool":
@@ -372,7 +422,10 @@ function shape(op: Operation, raw: unknown, label: string): AppCallResult {
   return result as AppCallResult;
 }
 
-async function paginate<R extends { nextCursor?: string }, T>(page: (cursor?: string) => Promise<R>, items: (r: R) => T[]): Promise<T[]> {
+async function paginate<R extends { nextCursor?: string }, T>(
+  page: (cursor?: string) => Promise<R>,
+  items: (r: R) => T[],
+): Promise<T[]> {
   const all: T[] = [];
   let cursor: string | undefined;
   for (let i = 0; i < MAX_LIST_PAGES; i += 1) {

@@ -5,6 +5,7 @@
  * Everything from an App is untrusted: schemas are rebuilt from an allowlist of keywords (no `tsType`, no
  * external `$ref`, no titles), and descriptions are escaped so they cannot end a comment.
  */
+import "server-only";
 import { compile } from "json-schema-to-typescript";
 import type { ToolEntry } from "./registry";
 
@@ -58,7 +59,8 @@ export async function declarations(tools: ToolEntry[], opts: DeclarationOptions 
   for (const [i, block] of blocks.entries()) {
     const tool = chosen[i];
     if (!tool) continue;
-    const cost = Buffer.byteLength(block.member) + Buffer.byteLength(block.helper) + (groups.has(tool.connectionSlug) ? 0 : 80);
+    const cost =
+      Buffer.byteLength(block.member) + Buffer.byteLength(block.helper) + (groups.has(tool.connectionSlug) ? 0 : 80);
     if (left > 0 || size + cost > maxBytes) {
       left += 1;
       continue;
@@ -76,12 +78,15 @@ export async function declarations(tools: ToolEntry[], opts: DeclarationOptions 
     out.push(indent(jsdoc(`App "${group.name}"`), 1), `  ${propertyName(slug)}: {`, ...group.members, "  };");
   }
   out.push(
-    "  /** Calls a binding by name: apps.call(\"work_calendar.list_events\", { day: \"2026-10-23\" }). */",
+    '  /** Calls a binding by name: apps.call("work_calendar.list_events", { day: "2026-10-23" }). */',
     "  call(binding: string, args?: Record<string, unknown>): Promise<McpResult>;",
     "};",
   );
   if (!chosen.length) out.push("// No binding matches this search.");
-  if (left) out.push(`// ${left} more binding${left === 1 ? "" : "s"} left out to stay under ${maxBytes} bytes: narrow the search by word or connection.`);
+  if (left)
+    out.push(
+      `// ${left} more binding${left === 1 ? "" : "s"} left out to stay under ${maxBytes} bytes: narrow the search by word or connection.`,
+    );
   return `${out.join("\n")}\n`;
 }
 
@@ -89,7 +94,10 @@ function filterTools(tools: ToolEntry[], opts: DeclarationOptions): ToolEntry[] 
   let chosen = [...tools];
   const conn = opts.connection?.trim().toLowerCase();
   if (conn) {
-    chosen = chosen.filter((t) => t.connectionSlug === conn || t.connectionName.toLowerCase() === conn || t.connectionId.toLowerCase() === conn);
+    chosen = chosen.filter(
+      (t) =>
+        t.connectionSlug === conn || t.connectionName.toLowerCase() === conn || t.connectionId.toLowerCase() === conn,
+    );
   }
   const words = (opts.query ?? "")
     .toLowerCase()
@@ -97,7 +105,10 @@ function filterTools(tools: ToolEntry[], opts: DeclarationOptions): ToolEntry[] 
     .filter(Boolean);
   if (words.length) {
     chosen = chosen.filter((t) => {
-      const hay = [t.binding, t.name, t.title ?? "", t.description, t.connectionName].join(" ").toLowerCase().replace(/[^\p{L}\p{N}]+/gu, " ");
+      const hay = [t.binding, t.name, t.title ?? "", t.description, t.connectionName]
+        .join(" ")
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N}]+/gu, " ");
       return words.every((w) => hay.includes(w));
     });
   }
@@ -119,14 +130,28 @@ interface Compiled {
 }
 
 async function toolBlock(tool: ToolEntry): Promise<Block> {
-  const ns = `Apps$${tool.connectionSlug}$${tool.binding.slice(tool.connectionSlug.length + 1)}`.replace(/[^\w$]/g, "_");
+  const ns = `Apps$${tool.connectionSlug}$${tool.binding.slice(tool.connectionSlug.length + 1)}`.replace(
+    /[^\w$]/g,
+    "_",
+  );
   const args = await typeOf(tool.inputSchema, "Args");
   const result = tool.outputSchema ? await typeOf(tool.outputSchema, "Result") : undefined;
   const helperBodies: string[] = [];
-  const argsType = args.inline ?? (args.body ? (helperBodies.push(args.body), `${ns}.Args`) : "Record<string, unknown>");
-  const resultType = result ? (result.inline ?? (result.body ? (helperBodies.push(result.body), `${ns}.Result`) : "Record<string, unknown>")) : undefined;
+  const named = (part: { inline?: string; body?: string }, name: string): string => {
+    if (part.inline !== undefined) return part.inline;
+    if (!part.body) return "Record<string, unknown>";
+    helperBodies.push(part.body);
+    return `${ns}.${name}`;
+  };
+  const argsType = named(args, "Args");
+  const resultType = result ? named(result, "Result") : undefined;
   const helper = helperBodies.length ? `declare namespace ${ns} {\n${indent(helperBodies.join("\n"), 1)}\n}` : "";
-  const policy = tool.policy === "allow" ? "" : tool.policy === "ask" ? "Needs a person's approval before it runs." : "Denied by policy: calls fail.";
+  const policy =
+    tool.policy === "allow"
+      ? ""
+      : tool.policy === "ask"
+        ? "Needs a person's approval before it runs."
+        : "Denied by policy: calls fail.";
   const notes = [tool.description || tool.title || "", policy].filter(Boolean).join("\n\n");
   const optional = !required(tool.inputSchema) ? "?" : "";
   const signature = `${propertyName(tool.binding.slice(tool.connectionSlug.length + 1))}(args${optional}: ${argsType}): Promise<McpResult${resultType ? `<${resultType}>` : ""}>;`;
@@ -154,7 +179,10 @@ async function compileType(schema: Record<string, unknown>, name: string): Promi
   let text: string;
   try {
     // Line separators can only remain inside string literals (descriptions are cleaned): escape them.
-    text = (await compile(clean(schema, 0) as never, name, COMPILE_OPTIONS)).trim().replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+    text = (await compile(clean(schema, 0) as never, name, COMPILE_OPTIONS))
+      .trim()
+      .replace(/\u2028/g, "\\u2028")
+      .replace(/\u2029/g, "\\u2029");
   } catch {
     return {};
   }
@@ -171,7 +199,25 @@ async function compileType(schema: Record<string, unknown>, name: string): Promi
 const SCHEMA_MAPS = ["properties", "patternProperties", "definitions", "$defs"] as const;
 const SCHEMA_LISTS = ["anyOf", "oneOf", "allOf", "prefixItems"] as const;
 const SCHEMA_ONE = ["additionalProperties", "items", "not"] as const;
-const PLAIN = ["type", "required", "enum", "const", "format", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength", "pattern", "minItems", "maxItems", "uniqueItems", "nullable", "deprecated"] as const;
+const PLAIN = [
+  "type",
+  "required",
+  "enum",
+  "const",
+  "format",
+  "minimum",
+  "maximum",
+  "exclusiveMinimum",
+  "exclusiveMaximum",
+  "minLength",
+  "maxLength",
+  "pattern",
+  "minItems",
+  "maxItems",
+  "uniqueItems",
+  "nullable",
+  "deprecated",
+] as const;
 
 /** Rebuilds a schema from known keywords only; descriptions are escaped, `$ref` kept only within the schema. */
 function clean(schema: unknown, depth: number): unknown {
@@ -201,7 +247,11 @@ function clean(schema: unknown, depth: number): unknown {
 }
 
 function isJson(value: unknown): boolean {
-  return value === null || ["string", "number", "boolean"].includes(typeof value) || (typeof value === "object" && !(value instanceof Date));
+  return (
+    value === null ||
+    ["string", "number", "boolean"].includes(typeof value) ||
+    (typeof value === "object" && !(value instanceof Date))
+  );
 }
 
 /** Untrusted text made safe inside a block comment: no comment end, no control characters, bounded. */

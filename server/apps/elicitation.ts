@@ -5,6 +5,7 @@
  * call's final outcome then arrives on `PendingInput.result`. Which call asked is decided by the
  * connection (see `AppConnection.elicit`): the request the transport names, never a guess among several.
  */
+import "server-only";
 import { randomUUID } from "node:crypto";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { AppCallError, type AppCallResult } from "./errors";
@@ -93,7 +94,11 @@ export class InputRequest implements PendingInput {
       } catch {
         throw new AppCallError("invalid_arguments", "The App's input schema cannot be checked.");
       }
-      if (!check.valid) throw new AppCallError("invalid_arguments", `The answer does not fit the requested schema: ${check.errorMessage}`);
+      if (!check.valid)
+        throw new AppCallError(
+          "invalid_arguments",
+          `The answer does not fit the requested schema: ${check.errorMessage}`,
+        );
     }
     this.settle("answered", answer);
     return this.result;

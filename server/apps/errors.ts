@@ -3,6 +3,7 @@
  * program sees as `details.reason` and a message that is safe to show (no server internals beyond what the
  * App itself said). `ConnectionConfigError` names the field of a bad connection request.
  */
+import "server-only";
 import { hasKind } from "../error-kind";
 import type { PendingInput } from "./elicitation";
 
@@ -16,7 +17,13 @@ export interface AppCallResult {
   [key: string]: unknown;
 }
 
-export const APP_CALL_FAILURES: readonly AppCallFailure[] = ["timeout", "unavailable", "tool_error", "invalid_arguments", "input_required"];
+export const APP_CALL_FAILURES: readonly AppCallFailure[] = [
+  "timeout",
+  "unavailable",
+  "tool_error",
+  "invalid_arguments",
+  "input_required",
+];
 
 export class AppCallError extends Error {
   override readonly name = "AppCallError";
@@ -49,7 +56,10 @@ export class ConnectionConfigError extends Error {
 
 /** An AppCallError from any module graph (checked by its tag and reason, not by class). */
 export function isAppCallError(value: unknown): value is AppCallError {
-  return hasKind(value, "AppCallError") && APP_CALL_FAILURES.includes((value as { reason?: unknown }).reason as AppCallFailure);
+  return (
+    hasKind(value, "AppCallError") &&
+    APP_CALL_FAILURES.includes((value as { reason?: unknown }).reason as AppCallFailure)
+  );
 }
 
 export function isConnectionConfigError(value: unknown): value is ConnectionConfigError {

@@ -5,6 +5,7 @@
  * calls the App with a deadline. Admin changes (add, rename, enable, remove, policies) are persisted and
  * take effect at once.
  */
+import "server-only";
 import { randomUUID } from "node:crypto";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import addFormatsModule from "ajv-formats";
@@ -18,10 +19,10 @@ import { AppCallError, type AppCallResult, ConnectionConfigError } from "./error
 import { assignSlugs, slugify } from "./slug";
 import { parseTransport, redactTransport, type TransportConfig } from "./transports";
 
-export { AppCallError, ConnectionConfigError, isAppCallError, isConnectionConfigError } from "./errors";
-export type { AppCallFailure, AppCallResult } from "./errors";
-export type { InputAnswer, PendingInput } from "./elicitation";
 export type { ConnectionStatus, Policy } from "./connection";
+export type { InputAnswer, PendingInput } from "./elicitation";
+export type { AppCallFailure, AppCallResult } from "./errors";
+export { AppCallError, ConnectionConfigError, isAppCallError, isConnectionConfigError } from "./errors";
 export type { TransportConfig } from "./transports";
 
 export interface ToolEntry {
@@ -54,9 +55,22 @@ export interface ConnectionView {
   builtin: boolean;
   status: ConnectionStatus;
   error?: string;
-  tools: { name: string; binding: string; description: string; policy: Policy; defaultPolicy: Policy; overridden: boolean; kind: ToolEntry["kind"]; readOnlyHint: boolean }[];
+  tools: {
+    name: string;
+    binding: string;
+    description: string;
+    policy: Policy;
+    defaultPolicy: Policy;
+    overridden: boolean;
+    kind: ToolEntry["kind"];
+    readOnlyHint: boolean;
+  }[];
   resources: { uri: string; name: string; description?: string; mimeType?: string }[];
-  prompts: { name: string; description?: string; arguments?: { name: string; description?: string; required?: boolean }[] }[];
+  prompts: {
+    name: string;
+    description?: string;
+    arguments?: { name: string; description?: string; required?: boolean }[];
+  }[];
   /** Slug clashes and similar things an admin should see. */
   warnings: string[];
   createdAt: number;
@@ -141,14 +155,22 @@ export class AppRegistry {
    * Calls a binding. Arguments are checked against its input schema first; every failure is an
    * AppCallError (`invalid_arguments`, `unavailable`, `timeout`, `tool_error`, `input_required`).
    */
-  async call(entry: ToolEntry, args: unknown, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<AppCallResult> {
+  async call(
+    entry: ToolEntry,
+    args: unknown,
+    opts: { timeoutMs?: number; signal?: AbortSignal } = {},
+  ): Promise<AppCallResult> {
     const conn = this.conns.get(entry.connectionId);
     if (!conn || this.closed) throw new AppCallError("unavailable", `${entry.binding} is not available now.`);
     if (typeof args !== "object" || args === null || Array.isArray(args)) {
       throw new AppCallError("invalid_arguments", `The arguments of ${entry.binding} must be an object.`);
     }
     const problem = this.check(entry.inputSchema, args);
-    if (problem) throw new AppCallError("invalid_arguments", `The arguments of ${entry.binding} do not fit its schema: ${problem}`);
+    if (problem)
+      throw new AppCallError(
+        "invalid_arguments",
+        `The arguments of ${entry.binding} do not fit its schema: ${problem}`,
+      );
     const input = args as Record<string, unknown>;
     const op: Operation =
       entry.kind === "resource"
@@ -203,15 +225,13 @@ export class AppRegistry {
   async update(id: string, patch: { name?: unknown; enabled?: unknown }): Promise<ConnectionView> {
     const conn = this.require(id);
     const name = patch.name === undefined ? conn.record.name : parseName(patch.name);
-    if (patch.enabled !== undefined && typeof patch.enabled !== "boolean") throw new ConnectionConfigError("enabled: must be true or false", "enabled");
+    if (patch.enabled !== undefined && typeof patch.enabled !== "boolean")
+      throw new ConnectionConfigError("enabled: must be true or false", "enabled");
     const enabled = patch.enabled ?? conn.record.enabled;
-    await this.options.db.query("update connections set name = $1, slug = $2, enabled = $3, updated_at = $4 where id = $5", [
-      name,
-      slugify(name, "app"),
-      enabled,
-      Date.now(),
-      id,
-    ]);
+    await this.options.db.query(
+      "update connections set name = $1, slug = $2, enabled = $3, updated_at = $4 where id = $5",
+      [name, slugify(name, "app"), enabled, Date.now(), id],
+    );
     const wasEnabled = conn.record.enabled;
     conn.record = { ...conn.record, name, enabled };
     if (wasEnabled && !enabled) await conn.stop();
@@ -243,7 +263,11 @@ export class AppRegistry {
       if (policy === null) delete policies[tool];
       else policies[tool] = policy;
     }
-    await this.options.db.query("update connections set policies = $1, updated_at = $2 where id = $3", [JSON.stringify(policies), Date.now(), id]);
+    await this.options.db.query("update connections set policies = $1, updated_at = $2 where id = $3", [
+      JSON.stringify(policies),
+      Date.now(),
+      id,
+    ]);
     conn.record = { ...conn.record, policies };
     this.rebuild();
     return this.view(conn);
@@ -327,11 +351,23 @@ export class AppRegistry {
     const reserved = new Set(RESERVED_TOOL_SLUGS);
     if (conn.hasResources) {
       reserved.add("read_resource");
-      entries.push({ ...base, ...resourceBinding(conn), binding: `${connSlug}.read_resource`, policy: record.policies["resources/read"] ?? "allow", defaultPolicy: "allow" });
+      entries.push({
+        ...base,
+        ...resourceBinding(conn),
+        binding: `${connSlug}.read_resource`,
+        policy: record.policies["resources/read"] ?? "allow",
+        defaultPolicy: "allow",
+      });
     }
     if (conn.prompts.length) {
       reserved.add("get_prompt");
-      entries.push({ ...base, ...promptBinding(conn), binding: `${connSlug}.get_prompt`, policy: record.policies["prompts/get"] ?? "allow", defaultPolicy: "allow" });
+      entries.push({
+        ...base,
+        ...promptBinding(conn),
+        binding: `${connSlug}.get_prompt`,
+        policy: record.policies["prompts/get"] ?? "allow",
+        defaultPolicy: "allow",
+      });
     }
     const tools = [...conn.tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const toolSlugs = assignSlugs(
@@ -341,7 +377,9 @@ export class AppRegistry {
     tools.forEach((tool, i) => {
       const assigned = toolSlugs[i] ?? { slug: `tool_${i}` };
       if (assigned.wanted) {
-        notes.push(`The tool "${tool.name}" gives the binding name "${assigned.wanted}", which is already used; it is bound as "${assigned.slug}".`);
+        notes.push(
+          `The tool "${tool.name}" gives the binding name "${assigned.wanted}", which is already used; it is bound as "${assigned.slug}".`,
+        );
       }
       entries.push({
         ...base,
@@ -413,7 +451,9 @@ export class AppRegistry {
       prompts: conn.prompts.map((p) => ({
         name: p.name,
         ...(p.description ? { description: p.description } : {}),
-        ...(p.arguments ? { arguments: p.arguments.map((a) => ({ name: a.name, description: a.description, required: a.required })) } : {}),
+        ...(p.arguments
+          ? { arguments: p.arguments.map((a) => ({ name: a.name, description: a.description, required: a.required })) }
+          : {}),
       })),
       warnings: this.warnings.get(record.id) ?? [],
       createdAt: record.createdAt,
@@ -434,10 +474,17 @@ const MAX_PROBLEMS = 5;
 function describeProblems(errors: ErrorObject[]): string {
   const seen = new Set<string>();
   for (const e of errors) {
-    const at = ["args", ...e.instancePath.split("/").slice(1).map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"))];
+    const at = [
+      "args",
+      ...e.instancePath
+        .split("/")
+        .slice(1)
+        .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~")),
+    ];
     let text: string;
     if (e.keyword === "required") text = `${[...at, String(e.params.missingProperty)].join(".")} is required`;
-    else if (e.keyword === "additionalProperties") text = `${[...at, String(e.params.additionalProperty)].join(".")} is not allowed`;
+    else if (e.keyword === "additionalProperties")
+      text = `${[...at, String(e.params.additionalProperty)].join(".")} is not allowed`;
     else text = `${at.join(".")} ${e.message ?? "is invalid"}`;
     seen.add(text.slice(0, 200));
     if (seen.size === MAX_PROBLEMS) break;
@@ -447,7 +494,8 @@ function describeProblems(errors: ErrorObject[]): string {
 
 function parseName(input: unknown): string {
   const parsed = NameSchema.safeParse(input);
-  if (!parsed.success) throw new ConnectionConfigError(`name: ${parsed.error.issues[0]?.message ?? "is invalid"}`, "name");
+  if (!parsed.success)
+    throw new ConnectionConfigError(`name: ${parsed.error.issues[0]?.message ?? "is invalid"}`, "name");
   return parsed.data;
 }
 
@@ -465,10 +513,20 @@ function toRecord(row: ConnectionRow): ConnectionRecord {
   } catch {
     policies = {};
   }
-  return { id: row.id, name: row.name, transport, enabled: row.enabled, policies, builtin: row.builtin, createdAt: Number(row.created_at) };
+  return {
+    id: row.id,
+    name: row.name,
+    transport,
+    enabled: row.enabled,
+    policies,
+    builtin: row.builtin,
+    createdAt: Number(row.created_at),
+  };
 }
 
-function resourceBinding(conn: AppConnection): Pick<ToolEntry, "name" | "kind" | "description" | "inputSchema" | "outputSchema"> {
+function resourceBinding(
+  conn: AppConnection,
+): Pick<ToolEntry, "name" | "kind" | "description" | "inputSchema" | "outputSchema"> {
   const known = conn.resources.slice(0, 10).map((r) => `${r.uri} (${r.name})`);
   const more = conn.resources.length > known.length ? `, and ${conn.resources.length - known.length} more` : "";
   return {
@@ -488,7 +546,12 @@ function resourceBinding(conn: AppConnection): Pick<ToolEntry, "name" | "kind" |
           type: "array",
           items: {
             type: "object",
-            properties: { uri: { type: "string" }, mimeType: { type: "string" }, text: { type: "string" }, blob: { type: "string", description: "base64" } },
+            properties: {
+              uri: { type: "string" },
+              mimeType: { type: "string" },
+              text: { type: "string" },
+              blob: { type: "string", description: "base64" },
+            },
             required: ["uri"],
           },
         },
@@ -498,7 +561,9 @@ function resourceBinding(conn: AppConnection): Pick<ToolEntry, "name" | "kind" |
   };
 }
 
-function promptBinding(conn: AppConnection): Pick<ToolEntry, "name" | "kind" | "description" | "inputSchema" | "outputSchema"> {
+function promptBinding(
+  conn: AppConnection,
+): Pick<ToolEntry, "name" | "kind" | "description" | "inputSchema" | "outputSchema"> {
   const names = conn.prompts.map((p) => p.name);
   return {
     name: "prompts/get",
@@ -532,13 +597,17 @@ function promptBinding(conn: AppConnection): Pick<ToolEntry, "name" | "kind" | "
 }
 
 /** Tool names that suggest reading secrets or the environment (get_env, read_secret, list_tokens, …). */
-const SECRET_LIKE = /(^|[^a-z])(env|environment|secrets?|credentials?|tokens?|passwords?|api[_-]?keys?|private[_-]?keys?)([^a-z]|$)/i;
+const SECRET_LIKE =
+  /(^|[^a-z])(env|environment|secrets?|credentials?|tokens?|passwords?|api[_-]?keys?|private[_-]?keys?)([^a-z]|$)/i;
 
 /**
  * A tool's policy until an admin sets one: allow only a tool that says it is read-only and does not say it
  * reaches the open world, and whose name does not suggest it reads secrets; everything else asks.
  */
-export function defaultPolicy(name: string, annotations: { readOnlyHint?: unknown; openWorldHint?: unknown } | undefined): Policy {
+export function defaultPolicy(
+  name: string,
+  annotations: { readOnlyHint?: unknown; openWorldHint?: unknown } | undefined,
+): Policy {
   if (annotations?.readOnlyHint !== true || annotations.openWorldHint === true) return "ask";
   return SECRET_LIKE.test(name.replace(/([a-z0-9])([A-Z])/g, "$1_$2")) ? "ask" : "allow";
 }

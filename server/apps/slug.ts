@@ -3,6 +3,7 @@
  * `_`. Clashes are resolved deterministically: items are taken in the given order (creation order for
  * connections, name order for tools) and a later one gets the first free `_2`, `_3`, … suffix.
  */
+import "server-only";
 export function slugify(text: string, fallback: string): string {
   const slug = text
     .toLowerCase()

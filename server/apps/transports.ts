@@ -5,6 +5,7 @@
  * Each opened transport also says, where the wire tells it, which of our calls an App's own request
  * (an elicitation) belongs to: see `askedBy`.
  */
+import "server-only";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -34,9 +35,13 @@ export const PRESETS = ["everything", "memory", "filesystem"] as const;
 const PresetTransport = z.strictObject({ type: z.literal("preset"), preset: z.enum(PRESETS) });
 const BuiltinTransport = z.strictObject({ type: z.literal("builtin"), app: z.enum(BUILTIN_APPS) });
 
-export const TransportSchema = z.discriminatedUnion("type", [StdioTransport, HttpTransport, PresetTransport, BuiltinTransport], {
-  error: 'must be an object with "type": "stdio", "http", "preset" or "builtin"',
-});
+export const TransportSchema = z.discriminatedUnion(
+  "type",
+  [StdioTransport, HttpTransport, PresetTransport, BuiltinTransport],
+  {
+    error: 'must be an object with "type": "stdio", "http", "preset" or "builtin"',
+  },
+);
 export type TransportConfig = z.infer<typeof TransportSchema>;
 
 /** Parses a transport, throwing a ConnectionConfigError that names the wrong field (`transport.url`). */
@@ -50,7 +55,8 @@ export function parseTransport(input: unknown): TransportConfig {
 
 /** The transport as shown to admins: header and environment values are hidden. */
 export function redactTransport(t: TransportConfig): TransportConfig {
-  const hide = (r: Record<string, string> | undefined) => r && Object.fromEntries(Object.keys(r).map((k) => [k, "••••"]));
+  const hide = (r: Record<string, string> | undefined) =>
+    r && Object.fromEntries(Object.keys(r).map((k) => [k, "••••"]));
   if (t.type === "stdio") return { ...t, ...(t.env ? { env: hide(t.env) } : {}) };
   if (t.type === "http") return { ...t, ...(t.headers ? { headers: hide(t.headers) } : {}) };
   return t;
@@ -93,7 +99,12 @@ export function openTransport(config: TransportConfig, ctx: TransportContext): O
     case "http":
       return http(new URL(config.url), {
         requestInit: { headers: config.headers ?? {} },
-        reconnectionOptions: { maxRetries: 2, initialReconnectionDelay: 500, maxReconnectionDelay: 2000, reconnectionDelayGrowFactor: 2 },
+        reconnectionOptions: {
+          maxRetries: 2,
+          initialReconnectionDelay: 500,
+          maxReconnectionDelay: 2000,
+          reconnectionDelayGrowFactor: 2,
+        },
       });
     case "builtin":
       return http(ctx.builtin.url(config.app), { requestInit: { headers: ctx.builtin.headers } });
@@ -139,7 +150,8 @@ function http(url: URL, options: ConstructorParameters<typeof StreamableHTTPClie
   const tracking: FetchLike = async (input, init) => {
     const response = await base(input, init);
     const ours = init?.method === "POST" ? requestIdOf(init.body) : undefined;
-    if (ours === undefined || !response.body || !response.headers.get("content-type")?.includes("text/event-stream")) return response;
+    if (ours === undefined || !response.body || !response.headers.get("content-type")?.includes("text/event-stream"))
+      return response;
     const body = watchRequests(response.body, (appRequestId) => remember(streamOf, appRequestId, ours));
     return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
   };
@@ -153,7 +165,11 @@ function requestIdOf(body: unknown): string | undefined {
   if (typeof body !== "string") return undefined;
   try {
     const message = JSON.parse(body) as { id?: unknown; method?: unknown };
-    return message && typeof message.method === "string" && (typeof message.id === "string" || typeof message.id === "number") ? String(message.id) : undefined;
+    return message &&
+      typeof message.method === "string" &&
+      (typeof message.id === "string" || typeof message.id === "number")
+      ? String(message.id)
+      : undefined;
   } catch {
     return undefined;
   }
@@ -188,7 +204,8 @@ function watchRequests(body: ReadableStream<Uint8Array>, onRequest: (id: string)
     if (!text.startsWith("data:") || !text.includes('"method"')) return;
     try {
       const message = JSON.parse(text.slice(5)) as { id?: unknown; method?: unknown };
-      if (typeof message.method === "string" && (typeof message.id === "string" || typeof message.id === "number")) onRequest(String(message.id));
+      if (typeof message.method === "string" && (typeof message.id === "string" || typeof message.id === "number"))
+        onRequest(String(message.id));
     } catch {
       // not a JSON-RPC message: the SDK reports it
     }
@@ -210,7 +227,9 @@ function preset(name: (typeof PRESETS)[number], ctx: TransportContext): OpenedTr
       return stdio(process.execPath, [packageBin("@modelcontextprotocol/server-everything"), "stdio"], {});
     case "memory":
       mkdirSync(dir, { recursive: true });
-      return stdio(process.execPath, [packageBin("@modelcontextprotocol/server-memory")], { MEMORY_FILE_PATH: path.join(dir, "memory.jsonl") });
+      return stdio(process.execPath, [packageBin("@modelcontextprotocol/server-memory")], {
+        MEMORY_FILE_PATH: path.join(dir, "memory.jsonl"),
+      });
     case "filesystem": {
       const files = path.join(dir, "files");
       mkdirSync(files, { recursive: true });

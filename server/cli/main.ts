@@ -1,9 +1,10 @@
 /** The `openbot` command line (`npm run openbot -- <command>`). */
+import "server-only";
+import path from "node:path";
 import { openDb } from "../db/client";
 import { migrate } from "../db/migrate";
 import { readEnv } from "../env";
 import { loadKeyRing } from "../keys";
-import path from "node:path";
 import { rotateKeyFile } from "./rotate-key";
 
 const USAGE = "usage: npm run openbot -- rotate-key";

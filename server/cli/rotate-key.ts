@@ -3,10 +3,11 @@
  * readable (as `<data dir>/encryption-key.old-<id>`, or in OPENBOT_OLD_ENCRYPTION_KEYS when keys come
  * from the environment) until every value has moved.
  */
+import "server-only";
 import { randomBytes } from "node:crypto";
 import { renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { decrypt, encrypt, keyId, type KeyRing, makeKeyRing, valueKeyId } from "../crypto";
+import { decrypt, encrypt, type KeyRing, keyId, makeKeyRing, valueKeyId } from "../crypto";
 import type { Db } from "../db/client";
 import { ENCRYPTED_COLUMNS } from "../db/encrypted-columns";
 
@@ -29,13 +30,19 @@ export async function reencryptAll(db: Db, next: KeyRing): Promise<number> {
 }
 
 /** Rotates the data dir's key file: new key in place, the old one kept beside it. */
-export async function rotateKeyFile(db: Db, dataDir: string, current: KeyRing): Promise<{ newKeyId: string; moved: number }> {
+export async function rotateKeyFile(
+  db: Db,
+  dataDir: string,
+  current: KeyRing,
+): Promise<{ newKeyId: string; moved: number }> {
   const fresh = randomBytes(32);
   const ring = makeKeyRing(fresh, [...current.keys.values()]);
   const moved = await reencryptAll(db, ring);
   const file = path.join(dataDir, "encryption-key");
   const oldKey = current.keys.get(current.currentId)!;
-  writeFileSync(path.join(dataDir, `encryption-key.old-${keyId(oldKey)}`), `${oldKey.toString("hex")}\n`, { mode: 0o600 });
+  writeFileSync(path.join(dataDir, `encryption-key.old-${keyId(oldKey)}`), `${oldKey.toString("hex")}\n`, {
+    mode: 0o600,
+  });
   writeFileSync(`${file}.new`, `${fresh.toString("hex")}\n`, { mode: 0o600 });
   renameSync(`${file}.new`, file);
   return { newKeyId: keyId(fresh), moved };

@@ -3,6 +3,7 @@
  * Postgres when DATABASE_URL is set. Services speak plain SQL with $1 parameters to `Db`; both engines
  * run the same schema and migrations.
  */
+import "server-only";
 import { mkdirSync } from "node:fs";
 
 export interface Db {
@@ -50,7 +51,10 @@ async function openPglite(dataDir: string | undefined): Promise<Db> {
   return {
     kind: "pglite",
     query: (sql, params) => exclusive(() => direct.query(sql, params)),
-    transaction: (fn) => exclusive(() => pg.transaction((tx) => fn({ ...direct, query: async (s, p = []) => (await tx.query(s, p)).rows as never }))),
+    transaction: (fn) =>
+      exclusive(() =>
+        pg.transaction((tx) => fn({ ...direct, query: async (s, p = []) => (await tx.query(s, p)).rows as never })),
+      ),
     close: () => exclusive(() => pg.close()),
   };
 }
@@ -60,8 +64,10 @@ async function openPostgres(url: string): Promise<Db> {
   const Pool = pgModule.default?.Pool ?? (pgModule as unknown as { Pool: typeof import("pg").Pool }).Pool;
   const pool = new Pool({ connectionString: url, max: 10 });
   await pool.query("select 1");
-  const over = (client: { query: (sql: string, params?: unknown[]) => Promise<{ rows: unknown[] }> }): Db["query"] =>
-    async <T>(sql: string, params: unknown[] = []) => (await client.query(sql, params)).rows as T[];
+  const over =
+    (client: { query: (sql: string, params?: unknown[]) => Promise<{ rows: unknown[] }> }): Db["query"] =>
+    async <T>(sql: string, params: unknown[] = []) =>
+      (await client.query(sql, params)).rows as T[];
   return {
     kind: "postgres",
     query: over(pool),

@@ -2,6 +2,7 @@
  * Every encrypted column, with how its associated data is formed (`<table>:<row id>:<field>`). Used by
  * key rotation to re-encrypt everything; services seal and open with the same names.
  */
+import "server-only";
 export interface EncryptedColumn {
   table: string;
   column: string;
@@ -16,8 +17,20 @@ export const ENCRYPTED_COLUMNS: readonly EncryptedColumn[] = [
   { table: "code_runs", column: "code_enc", field: "code", idSql: "id", whereSql: "id = $2" },
   { table: "code_runs", column: "reason_enc", field: "reason", idSql: "id", whereSql: "id = $2" },
   { table: "code_runs", column: "result_enc", field: "result", idSql: "id", whereSql: "id = $2" },
-  { table: "code_run_calls", column: "args_enc", field: "args", idSql: "run_id || ':' || idx", whereSql: "run_id || ':' || idx = $2" },
-  { table: "code_run_calls", column: "outcome_enc", field: "outcome", idSql: "run_id || ':' || idx", whereSql: "run_id || ':' || idx = $2" },
+  {
+    table: "code_run_calls",
+    column: "args_enc",
+    field: "args",
+    idSql: "run_id || ':' || idx",
+    whereSql: "run_id || ':' || idx = $2",
+  },
+  {
+    table: "code_run_calls",
+    column: "outcome_enc",
+    field: "outcome",
+    idSql: "run_id || ':' || idx",
+    whereSql: "run_id || ':' || idx = $2",
+  },
   { table: "app_operations", column: "args_enc", field: "args", idSql: "id", whereSql: "id = $2" },
   { table: "app_operations", column: "result_enc", field: "result", idSql: "id", whereSql: "id = $2" },
   { table: "app_operations", column: "input_enc", field: "input", idSql: "id", whereSql: "id = $2" },

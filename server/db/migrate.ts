@@ -3,6 +3,7 @@
  * The same list runs on PGlite and Postgres; an advisory lock keeps instances sharing a Postgres from
  * migrating at the same time.
  */
+import "server-only";
 import type { Db } from "./client";
 import { MIGRATIONS } from "./migrations";
 
@@ -14,9 +15,7 @@ export interface Migration {
 export async function migrate(db: Db, migrations: readonly Migration[] = MIGRATIONS): Promise<string[]> {
   return db.transaction(async (tx) => {
     await tx.query("select pg_advisory_xact_lock(727274)");
-    await tx.query(
-      "create table if not exists schema_migrations (id text primary key, applied_at bigint not null)",
-    );
+    await tx.query("create table if not exists schema_migrations (id text primary key, applied_at bigint not null)");
     const done = new Set((await tx.query<{ id: string }>("select id from schema_migrations")).map((r) => r.id));
     const applied: string[] = [];
     for (const migration of migrations) {

@@ -3,6 +3,7 @@
  * configured public origin, else the Host header and the request's protocol) and the client's address
  * (set by scripts/server.mjs from the socket; a client cannot forge it).
  */
+import "server-only";
 import type { Env } from "../env";
 
 /** Header scripts/server.mjs sets from the TCP peer address, overwriting anything the client sent. */

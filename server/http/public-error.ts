@@ -12,7 +12,8 @@ export type PublicError =
   | { code: "INTERNAL"; message: string; errorId: string };
 
 export function toPublicError(error: unknown, event: string, fields: Record<string, unknown> = {}): PublicError {
-  if (isAppError(error)) return { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) };
+  if (isAppError(error))
+    return { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) };
   const errorId = logFailure(event, error, fields);
   return { code: "INTERNAL", message: `Something went wrong on the server (${errorId}).`, errorId };
 }

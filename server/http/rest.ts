@@ -29,7 +29,7 @@ export function rest<P extends Params = Record<string, string>>(
       const admission = await admit(req, { anonymousAllowed: false });
       if (!admission.ok) throw new AppError(admission.refusal.code, admission.refusal.message);
       const { ctx } = admission;
-      let body: unknown = undefined;
+      let body: unknown;
       if (admission.body?.trim()) {
         try {
           body = JSON.parse(admission.body);
@@ -41,7 +41,10 @@ export function rest<P extends Params = Record<string, string>>(
       return Response.json(value, { status: options.status ?? 200, headers: { "cache-control": "no-store" } });
     } catch (error) {
       const failure = toPublicError(error, "rest_failed", { method: req.method, url: new URL(req.url).pathname });
-      return Response.json({ error: failure }, { status: failure.code === "INTERNAL" ? 500 : HTTP_STATUS[failure.code] });
+      return Response.json(
+        { error: failure },
+        { status: failure.code === "INTERNAL" ? 500 : HTTP_STATUS[failure.code] },
+      );
     }
   };
 }

@@ -2,6 +2,7 @@
  * App operations that wait for a person's input (an MCP server's elicitation): listed for the chat and
  * answered outside the program — in the chat's form generated from the requested schema, or over the API.
  */
+import "server-only";
 import { z } from "zod";
 import { requirePermission } from "./auth";
 import { ownedChat, readableChat } from "./chats";
@@ -21,45 +22,80 @@ export interface PendingInputView {
 export async function listPendingInputs(ctx: ServiceContext, chatId: string): Promise<PendingInputView[]> {
   const p = requirePermission(ctx.principal, "apps.use");
   await readableChat(ctx.platform.db, p, chatId);
-  const rows = await ctx.platform.db.query<{ id: string; chat_id: string; run_id: string | null; input_enc: string; started_at: string }>(
+  const rows = await ctx.platform.db.query<{
+    id: string;
+    chat_id: string;
+    run_id: string | null;
+    input_enc: string;
+    started_at: string;
+  }>(
     "select id, chat_id, run_id, input_enc, started_at from app_operations where chat_id = $1 and status = 'InputRequired' order by started_at",
     [chatId],
   );
   return rows.map((r) => {
-    const q = JSON.parse(ctx.platform.open(`app_operations:${r.id}:input`, r.input_enc)) as { message: string; requestedSchema: Record<string, unknown>; binding: string };
-    return { operationId: r.id, chatId: r.chat_id, runId: r.run_id, binding: q.binding, message: q.message, requestedSchema: q.requestedSchema, startedAt: Number(r.started_at) };
+    const q = JSON.parse(ctx.platform.open(`app_operations:${r.id}:input`, r.input_enc)) as {
+      message: string;
+      requestedSchema: Record<string, unknown>;
+      binding: string;
+    };
+    return {
+      operationId: r.id,
+      chatId: r.chat_id,
+      runId: r.run_id,
+      binding: q.binding,
+      message: q.message,
+      requestedSchema: q.requestedSchema,
+      startedAt: Number(r.started_at),
+    };
   });
 }
 
-const answerInput = z.discriminatedUnion("action", [
-  z.object({ action: z.literal("accept"), content: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.array(z.string())])) }),
-  z.object({ action: z.literal("decline") }),
-  z.object({ action: z.literal("cancel") }),
-], { error: 'action must be "accept" (with content), "decline" or "cancel"' });
+const answerInput = z.discriminatedUnion(
+  "action",
+  [
+    z.object({
+      action: z.literal("accept"),
+      content: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.array(z.string())])),
+    }),
+    z.object({ action: z.literal("decline") }),
+    z.object({ action: z.literal("cancel") }),
+  ],
+  { error: 'action must be "accept" (with content), "decline" or "cancel"' },
+);
 
-export async function answerPendingInput(ctx: ServiceContext, operationId: string, input: unknown): Promise<{ operationId: string; status: string }> {
+export async function answerPendingInput(
+  ctx: ServiceContext,
+  operationId: string,
+  input: unknown,
+): Promise<{ operationId: string; status: string }> {
   const p = requirePermission(ctx.principal, "apps.use");
   const parsed = answerInput.safeParse(input);
   if (!parsed.success) throw invalidInput(parsed.error.issues);
-  const row = (await ctx.platform.db.query<{ chat_id: string | null; input_id: string | null; status: string }>(
-    "select chat_id, input_id, status from app_operations where id = $1",
-    [operationId],
-  ))[0];
+  const row = (
+    await ctx.platform.db.query<{ chat_id: string | null; input_id: string | null; status: string }>(
+      "select chat_id, input_id, status from app_operations where id = $1",
+      [operationId],
+    )
+  )[0];
   if (!row?.chat_id) throw new AppError("NOT_FOUND", "No such App operation.");
   await ownedChat(ctx.platform.db, p, row.chat_id).catch(() => {
     throw new AppError("NOT_FOUND", "No such App operation.");
   });
-  if (row.status !== "InputRequired" || !row.input_id) throw new AppError("CONFLICT", `This App operation is ${row.status}, not waiting for input.`);
+  if (row.status !== "InputRequired" || !row.input_id)
+    throw new AppError("CONFLICT", `This App operation is ${row.status}, not waiting for input.`);
   const pending = ctx.platform.apps.pendingInput(row.input_id);
-  if (!pending || pending.state !== "pending") throw new AppError("CONFLICT", "The App no longer waits for this input.");
+  if (pending?.state !== "pending") throw new AppError("CONFLICT", "The App no longer waits for this input.");
   try {
     await pending.answer(parsed.data);
   } catch (error) {
     const e = error as { reason?: string; message?: string };
-    if (e.reason === "invalid_arguments") throw new AppError("BAD_REQUEST", e.message ?? "The answer does not fit the requested form.");
+    if (e.reason === "invalid_arguments")
+      throw new AppError("BAD_REQUEST", e.message ?? "The answer does not fit the requested form.");
   }
   await pending.result.catch(() => undefined);
   await new Promise((r) => setTimeout(r, 0));
-  const after = (await ctx.platform.db.query<{ status: string }>("select status from app_operations where id = $1", [operationId]))[0];
+  const after = (
+    await ctx.platform.db.query<{ status: string }>("select status from app_operations where id = $1", [operationId])
+  )[0];
   return { operationId, status: after?.status ?? "Unknown" };
 }

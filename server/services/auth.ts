@@ -2,10 +2,11 @@
  * Who is calling. API keys (Bearer tokens) and the UI's session cookie resolve to the same Principal and
  * pass the same checks. Only hashes of tokens and session ids are stored.
  */
+import "server-only";
 import { randomUUID } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { ALL_PERMISSIONS, type Permission, PERMISSIONS } from "@/contracts/permissions";
+import { ALL_PERMISSIONS, PERMISSIONS, type Permission } from "@/contracts/permissions";
 import { randomToken, sha256 } from "../crypto";
 import type { Db } from "../db/client";
 import { AppError } from "./errors";
@@ -144,7 +145,12 @@ export function requirePermission(principal: Principal | null, permission: Permi
 
 export async function createUser(db: Db, name: string, role: "admin" | "member"): Promise<string> {
   const id = `usr_${randomUUID()}`;
-  await db.query("insert into users (id, name, role, created_at) values ($1, $2, $3, $4)", [id, name, role, Date.now()]);
+  await db.query("insert into users (id, name, role, created_at) values ($1, $2, $3, $4)", [
+    id,
+    name,
+    role,
+    Date.now(),
+  ]);
   return id;
 }
 
@@ -177,7 +183,9 @@ export async function bootstrapAdmin(db: Db, dataDir: string, fixedToken?: strin
     await createApiKey(db, userId, "OPENBOT_ADMIN_TOKEN", ALL_PERMISSIONS, fixedToken);
     return {};
   }
-  const existing = await db.query("select 1 from api_keys k join users u on u.id = k.user_id where u.role = 'admin' and k.revoked_at is null limit 1");
+  const existing = await db.query(
+    "select 1 from api_keys k join users u on u.id = k.user_id where u.role = 'admin' and k.revoked_at is null limit 1",
+  );
   if (existing.length) return {};
   const userId = await adminUserId(db);
   const { token } = await createApiKey(db, userId, "First admin token", ALL_PERMISSIONS);

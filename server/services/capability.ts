@@ -4,6 +4,7 @@
  * the caller needs `apps.use`, then the tool's policy decides (action `apps.call`, target
  * `<connectionId>/<toolName>`); a call carrying a vault reference always needs a decision.
  */
+import "server-only";
 import type { ToolEntry } from "../apps/registry";
 import type { Principal } from "./auth";
 import { referencedNames } from "./vault";
@@ -20,6 +21,7 @@ export function checkAppCall(principal: Principal, entry: ToolEntry, argsJson = 
   }
   const target = `${entry.connectionId}/${entry.name}`;
   if (entry.policy === "deny") return { verdict: "deny", message: `The policy of ${entry.binding} denies this call.` };
-  if (entry.policy === "ask" || referencedNames(argsJson).length > 0) return { verdict: "ask", capability: { action: "apps.call", target } };
+  if (entry.policy === "ask" || referencedNames(argsJson).length > 0)
+    return { verdict: "ask", capability: { action: "apps.call", target } };
   return { verdict: "allow" };
 }

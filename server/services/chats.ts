@@ -2,6 +2,7 @@
  * Chats and who may read them: the owner, an admin, or a member the chat is shared with. Rights are
  * checked at every read, so unsharing takes effect at once.
  */
+import "server-only";
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { plainName } from "@/contracts/text";
@@ -46,7 +47,14 @@ export async function createChat(db: Db, principal: Principal | null, input: unk
   const parsed = createChatInput.safeParse(input ?? {});
   if (!parsed.success) throw invalidInput(parsed.error.issues);
   const now = Date.now();
-  const chat: Chat = { id: `chat_${randomUUID()}`, title: parsed.data.title ?? "New chat", ownerId: p.userId, pinned: false, createdAt: now, updatedAt: now };
+  const chat: Chat = {
+    id: `chat_${randomUUID()}`,
+    title: parsed.data.title ?? "New chat",
+    ownerId: p.userId,
+    pinned: false,
+    createdAt: now,
+    updatedAt: now,
+  };
   await db.query("insert into chats (id, owner_id, title, created_at, updated_at) values ($1, $2, $3, $4, $5)", [
     chat.id,
     chat.ownerId,
@@ -57,7 +65,9 @@ export async function createChat(db: Db, principal: Principal | null, input: unk
   return chat;
 }
 
-const listInput = z.object({ query: z.string().max(200, "query must be at most 200 characters").optional() }).optional();
+const listInput = z
+  .object({ query: z.string().max(200, "query must be at most 200 characters").optional() })
+  .optional();
 
 /** The chats the caller may read, pinned first then newest; `query` keeps those whose title contains it. */
 export async function listChats(db: Db, principal: Principal | null, input?: unknown): Promise<Chat[]> {
@@ -67,21 +77,25 @@ export async function listChats(db: Db, principal: Principal | null, input?: unk
   const query = parsed.data?.query?.trim() ?? "";
   const pattern = `%${query.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
   const order = "order by c.pinned_at desc nulls last, c.updated_at desc";
-  const rows =
-    isAdmin(p)
-      ? await db.query<Row>(`select c.* from chats c where c.title ilike $1 ${order}`, [pattern])
-      : await db.query<Row>(
-          `select c.* from chats c where (c.owner_id = $1
+  const rows = isAdmin(p)
+    ? await db.query<Row>(`select c.* from chats c where c.title ilike $1 ${order}`, [pattern])
+    : await db.query<Row>(
+        `select c.* from chats c where (c.owner_id = $1
            or exists (select 1 from chat_shares s where s.chat_id = c.id and s.user_id = $1))
            and c.title ilike $2 ${order}`,
-          [p.userId, pattern],
-        );
+        [p.userId, pattern],
+      );
   return rows.map(toChat);
 }
 
 const updateInput = z
   .object({
-    title: z.string({ error: "title must be a string" }).trim().min(1, "title must not be empty").max(200, "title must be at most 200 characters").optional(),
+    title: z
+      .string({ error: "title must be a string" })
+      .trim()
+      .min(1, "title must not be empty")
+      .max(200, "title must be at most 200 characters")
+      .optional(),
     pinned: z.boolean({ error: "pinned must be true or false" }).optional(),
   })
   .strict()
@@ -96,13 +110,18 @@ export async function updateChat(db: Db, principal: Principal | null, chatId: st
   const { title, pinned } = parsed.data;
   const now = Date.now();
   if (title !== undefined) await db.query("update chats set title = $1 where id = $2", [title, chatId]);
-  if (pinned !== undefined) await db.query("update chats set pinned_at = $1 where id = $2", [pinned ? now : null, chatId]);
+  if (pinned !== undefined)
+    await db.query("update chats set pinned_at = $1 where id = $2", [pinned ? now : null, chatId]);
   return readableChat(db, principal, chatId);
 }
 
 /** Sets a title the server chose, only while the chat still has `expected` (a person's rename wins). */
 export async function autoTitle(db: Db, chatId: string, expected: string, title: string): Promise<boolean> {
-  const rows = await db.query("update chats set title = $1 where id = $2 and title = $3 returning id", [title, chatId, expected]);
+  const rows = await db.query("update chats set title = $1 where id = $2 and title = $3 returning id", [
+    title,
+    chatId,
+    expected,
+  ]);
   return rows.length > 0;
 }
 
@@ -113,7 +132,10 @@ export async function autoTitle(db: Db, chatId: string, expected: string, title:
  */
 export async function deleteChatRows(db: Db, chatId: string): Promise<void> {
   await db.transaction(async (tx) => {
-    await tx.query("delete from app_operations where chat_id = $1 or run_id in (select id from code_runs where chat_id = $1)", [chatId]);
+    await tx.query(
+      "delete from app_operations where chat_id = $1 or run_id in (select id from code_runs where chat_id = $1)",
+      [chatId],
+    );
     await tx.query("delete from decisions where chat_id = $1", [chatId]);
     await tx.query("delete from code_runs where chat_id = $1", [chatId]);
     await tx.query("delete from chats where id = $1", [chatId]);
@@ -137,7 +159,8 @@ export async function readableChat(db: Db, principal: Principal | null, chatId: 
 export async function ownedChat(db: Db, principal: Principal | null, chatId: string): Promise<Chat> {
   const chat = await readableChat(db, principal, chatId);
   const p = requireAuth(principal);
-  if (!isAdmin(p) && chat.ownerId !== p.userId) throw new AppError("FORBIDDEN", "Only the chat's owner or an admin can do this.");
+  if (!isAdmin(p) && chat.ownerId !== p.userId)
+    throw new AppError("FORBIDDEN", "Only the chat's owner or an admin can do this.");
   return chat;
 }
 
@@ -148,7 +171,12 @@ export async function touchChat(db: Db, chatId: string): Promise<void> {
 const shareInput = z.object({ userId: z.string({ error: "userId is required" }).min(1, "userId is required") });
 
 /** Shares a chat for reading with another person (owner or admin). */
-export async function shareChat(db: Db, principal: Principal | null, chatId: string, input: unknown): Promise<{ chatId: string; userId: string }> {
+export async function shareChat(
+  db: Db,
+  principal: Principal | null,
+  chatId: string,
+  input: unknown,
+): Promise<{ chatId: string; userId: string }> {
   await ownedChat(db, requirePermission(principal, "sessions.write"), chatId);
   const parsed = shareInput.safeParse(input);
   if (!parsed.success) throw invalidInput(parsed.error.issues);
@@ -162,7 +190,12 @@ export async function shareChat(db: Db, principal: Principal | null, chatId: str
   return { chatId, userId: parsed.data.userId };
 }
 
-export async function unshareChat(db: Db, principal: Principal | null, chatId: string, userId: string): Promise<{ ok: true }> {
+export async function unshareChat(
+  db: Db,
+  principal: Principal | null,
+  chatId: string,
+  userId: string,
+): Promise<{ ok: true }> {
   await ownedChat(db, requirePermission(principal, "sessions.write"), chatId);
   await db.query("delete from chat_shares where chat_id = $1 and user_id = $2", [chatId, userId]);
   return { ok: true };

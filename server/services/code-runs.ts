@@ -5,6 +5,7 @@
  * against the record, capability check, the App call, and persistence of its outcome and completion
  * order. Code, arguments, results and logs are stored encrypted.
  */
+import "server-only";
 import { randomInt, randomUUID } from "node:crypto";
 import {
   type AppOperationView,
@@ -29,14 +30,22 @@ import { AppCallError, isAppCallError, type ToolEntry } from "../apps/registry";
 import { sha256 } from "../crypto";
 import { logEvent, logFailure, logOutcome } from "../log";
 import type { Platform } from "../platform";
+import type { RunPass } from "../run-admission";
 import { type Principal, principalFromKeyId, requirePermission } from "./auth";
 import { checkAppCall } from "./capability";
-import { isVaultDeniedError, knownSecrets, redact, type Substituted, substituteSecrets, vaultNames, vaultRefusal } from "./vault";
 import { ownedChat, readableChat, touchChat } from "./chats";
 import { AppError, invalidInput } from "./errors";
-import type { RunPass } from "../run-admission";
 import { readSettings } from "./settings";
 import { transpileTypeScript } from "./transpile";
+import {
+  isVaultDeniedError,
+  knownSecrets,
+  redact,
+  type Substituted,
+  substituteSecrets,
+  vaultNames,
+  vaultRefusal,
+} from "./vault";
 
 /** Largest result JSON the server hands to a program. */
 const MAX_CALL_JSON = 8 * 1024 * 1024;
@@ -197,7 +206,11 @@ async function ticketFor(ctx: ServiceContext, run: RunRow): Promise<RunTicket | 
       seed: Number(run.seed),
       limits: JSON.parse(run.limits) as EngineLimits,
       bindings: JSON.parse(run.bindings) as string[],
-      vaultNames: run.vault_names ? (JSON.parse(run.vault_names) as string[]) : ctx.principal ? await vaultNames(ctx.platform, ctx.principal) : [],
+      vaultNames: run.vault_names
+        ? (JSON.parse(run.vault_names) as string[])
+        : ctx.principal
+          ? await vaultNames(ctx.platform, ctx.principal)
+          : [],
       replay: await replayLog(ctx, run.id),
     },
   };
@@ -207,11 +220,17 @@ async function ticketFor(ctx: ServiceContext, run: RunRow): Promise<RunTicket | 
  * Runs the program again from the top on the server runner, once no decision of the run is pending.
  * It acts as the API key that started the run; if that key is gone the run ends as Interrupted.
  */
-export async function resumeRun(platform: Platform, runId: string, from: { status: "Waiting" } | { status: "Running"; attempt: number } = { status: "Waiting" }): Promise<void> {
+export async function resumeRun(
+  platform: Platform,
+  runId: string,
+  from: { status: "Waiting" } | { status: "Running"; attempt: number } = { status: "Waiting" },
+): Promise<void> {
   const { db } = platform;
   const pending = await db.query("select 1 from decisions where run_id = $1 and status = 'pending'", [runId]);
   if (pending.length) return;
-  const owner = (await db.query<{ api_key_id: string | null }>("select api_key_id from code_runs where id = $1", [runId]))[0];
+  const owner = (
+    await db.query<{ api_key_id: string | null }>("select api_key_id from code_runs where id = $1", [runId])
+  )[0];
   const principal = owner?.api_key_id ? await principalFromKeyId(db, owner.api_key_id) : null;
   const ctx: ServiceContext = { platform, principal };
   if (!principal) {
@@ -246,9 +265,14 @@ const STALE_GRACE_MS = 60_000;
  * server runner through replay. A waiting run whose decision is gone ends as Interrupted. Reading a
  * run never does any of this.
  */
-export async function sweepRuns(platform: Platform, now = Date.now()): Promise<{ resumed: string[]; interrupted: string[] }> {
+export async function sweepRuns(
+  platform: Platform,
+  now = Date.now(),
+): Promise<{ resumed: string[]; interrupted: string[] }> {
   const { db } = platform;
-  await db.query("update app_operations set status = 'Unknown' where status = 'Running' and started_at < $1", [now - STALE_GRACE_MS - 60_000]);
+  await db.query("update app_operations set status = 'Unknown' where status = 'Running' and started_at < $1", [
+    now - STALE_GRACE_MS - 60_000,
+  ]);
   // Open questions live with the App connection; one older than any answer window (10 min) is gone.
   await db.query(
     "update app_operations set status = 'Failed', error_reason = 'input_expired', finished_at = $2 where status = 'InputRequired' and started_at < $1",
@@ -297,13 +321,18 @@ async function loadRun(ctx: ServiceContext, runId: string): Promise<RunRow> {
 }
 
 /** The run if the caller may act on it: apps.use and the right to run programs in its chat now. */
-async function runForHost(ctx: ServiceContext, runId: string, attempt: number): Promise<{ run: RunRow; principal: Principal }> {
+async function runForHost(
+  ctx: ServiceContext,
+  runId: string,
+  attempt: number,
+): Promise<{ run: RunRow; principal: Principal }> {
   const principal = requirePermission(ctx.principal, "apps.use");
   const run = await loadRun(ctx, runId);
   await ownedChat(ctx.platform.db, principal, run.chat_id).catch(() => {
     throw new AppError("NOT_FOUND", "No such code run.");
   });
-  if (run.attempt !== attempt) throw new AppError("CONFLICT", `This is attempt ${attempt}; the run is at attempt ${run.attempt}.`);
+  if (run.attempt !== attempt)
+    throw new AppError("CONFLICT", `This is attempt ${attempt}; the run is at attempt ${run.attempt}.`);
   return { run, principal };
 }
 
@@ -328,7 +357,12 @@ export async function replayLog(ctx: ServiceContext, runId: string): Promise<Run
  * One nested call of a running program. The answer is the call's outcome (sent now or replayed from
  * the record), a pause for a decision, or a stop.
  */
-export async function handleCall(ctx: ServiceContext, runId: string, attempt: number, call: CallRequest): Promise<HostCallAnswer> {
+export async function handleCall(
+  ctx: ServiceContext,
+  runId: string,
+  attempt: number,
+  call: CallRequest,
+): Promise<HostCallAnswer> {
   const { run, principal } = await runForHost(ctx, runId, attempt);
   if (run.status !== "Running" && run.status !== "Waiting") {
     return { type: "stop", reason: "Cancelled", message: `The run is ${run.status}, not running.` };
@@ -341,13 +375,18 @@ export async function handleCall(ctx: ServiceContext, runId: string, attempt: nu
     argsJson = canonicalJson(call.argsJson);
   } catch (error) {
     if (error instanceof RangeError) {
-      return failedOutcome("invalid_arguments", `The arguments are nested deeper than ${CANONICAL_MAX_DEPTH} levels, the most a call can carry.`);
+      return failedOutcome(
+        "invalid_arguments",
+        `The arguments are nested deeper than ${CANONICAL_MAX_DEPTH} levels, the most a call can carry.`,
+      );
     }
     return failedOutcome("invalid_arguments", "The arguments are not JSON.");
   }
   const digest = sha256(`${call.binding}\n${argsJson}`);
   const { db } = ctx.platform;
-  const existing = (await db.query<CallRow>("select * from code_run_calls where run_id = $1 and idx = $2", [runId, call.index]))[0];
+  const existing = (
+    await db.query<CallRow>("select * from code_run_calls where run_id = $1 and idx = $2", [runId, call.index])
+  )[0];
   if (existing) return answerRecordedCall(ctx, run, principal, existing, call, digest, argsJson);
 
   const bindings = JSON.parse(run.bindings) as string[];
@@ -359,27 +398,53 @@ export async function handleCall(ctx: ServiceContext, runId: string, attempt: nu
   const inserted = await db.query(
     `insert into code_run_calls (run_id, idx, binding, source, args_enc, args_digest, created_at)
      values ($1, $2, $3, $4, $5, $6, $7) on conflict (run_id, idx) do nothing returning idx`,
-    [runId, call.index, call.binding, JSON.stringify(source), seal(ctx, "code_run_calls", rowId, "args", argsJson), digest, Date.now()],
+    [
+      runId,
+      call.index,
+      call.binding,
+      JSON.stringify(source),
+      seal(ctx, "code_run_calls", rowId, "args", argsJson),
+      digest,
+      Date.now(),
+    ],
   );
   if (inserted.length === 0) {
     // The same call arrived twice at once (a re-send): the first one owns it.
-    const first = (await db.query<CallRow>("select * from code_run_calls where run_id = $1 and idx = $2", [runId, call.index]))[0]!;
+    const first = (
+      await db.query<CallRow>("select * from code_run_calls where run_id = $1 and idx = $2", [runId, call.index])
+    )[0]!;
     return answerRecordedCall(ctx, run, principal, first, call, digest, argsJson);
   }
   if (!entry) {
-    return recordOutcome(ctx, runId, call.index, failedOutcome("unavailable", `${call.binding} is not available now.`), {
-      name: "AppCallFailed",
-      message: `${call.binding} is not available now.`,
-    });
+    return recordOutcome(
+      ctx,
+      runId,
+      call.index,
+      failedOutcome("unavailable", `${call.binding} is not available now.`),
+      {
+        name: "AppCallFailed",
+        message: `${call.binding} is not available now.`,
+      },
+    );
   }
   const verdict = checkAppCall(principal, entry, argsJson);
   if (verdict.verdict === "deny") {
-    const outcome: CallOutcome = { type: "error", name: "AppCallDenied", message: verdict.message, details: { binding: call.binding } };
+    const outcome: CallOutcome = {
+      type: "error",
+      name: "AppCallDenied",
+      message: verdict.message,
+      details: { binding: call.binding },
+    };
     return recordOutcome(ctx, runId, call.index, outcome, { name: "AppCallDenied", message: verdict.message });
   }
   const refusal = await vaultRefusal(ctx.platform, argsJson, entry, principal);
   if (refusal) {
-    const outcome: CallOutcome = { type: "error", name: "VaultDenied", message: `${refusal} Nothing was sent.`, details: { binding: call.binding } };
+    const outcome: CallOutcome = {
+      type: "error",
+      name: "VaultDenied",
+      message: `${refusal} Nothing was sent.`,
+      details: { binding: call.binding },
+    };
     return recordOutcome(ctx, runId, call.index, outcome, { name: "VaultDenied", message: refusal });
   }
   if (verdict.verdict === "ask") {
@@ -409,12 +474,21 @@ async function answerRecordedCall(
     await failRun(ctx, run.id, "ReplayMismatch", message, []);
     return { type: "stop", reason: "ReplayMismatch", message };
   }
-  if (existing.outcome_enc) return open<CallOutcome>(ctx, "code_run_calls", `${run.id}:${call.index}`, "outcome", existing.outcome_enc);
+  if (existing.outcome_enc)
+    return open<CallOutcome>(ctx, "code_run_calls", `${run.id}:${call.index}`, "outcome", existing.outcome_enc);
   if (existing.operation_id) {
-    return { type: "stop", reason: "Unavailable", message: `Call ${call.index} (${call.binding}) was sent, but its outcome is unknown; it was not sent again.` };
+    return {
+      type: "stop",
+      reason: "Unavailable",
+      message: `Call ${call.index} (${call.binding}) was sent, but its outcome is unknown; it was not sent again.`,
+    };
   }
   if (existing.decision_id) {
-    const decision = (await ctx.platform.db.query<{ status: string }>("select status from decisions where id = $1", [existing.decision_id]))[0];
+    const decision = (
+      await ctx.platform.db.query<{ status: string }>("select status from decisions where id = $1", [
+        existing.decision_id,
+      ])
+    )[0];
     if (decision?.status === "pending") return { type: "pause" };
     if (decision?.status === "allowed") {
       const entry = ctx.platform.apps.resolve(call.binding);
@@ -424,7 +498,8 @@ async function answerRecordedCall(
         await failRun(ctx, run.id, "ReplayMismatch", message, []);
         return { type: "stop", reason: "ReplayMismatch", message };
       }
-      if (!principal.permissions.has("apps.use")) return { type: "stop", reason: "Cancelled", message: "The caller lost apps.use." };
+      if (!principal.permissions.has("apps.use"))
+        return { type: "stop", reason: "Cancelled", message: "The caller lost apps.use." };
       return sendCall(ctx, run, call.index, entry, argsJson);
     }
   }
@@ -446,7 +521,13 @@ async function requestDecision(
   const request = {
     capability,
     toolCallId,
-    app: { id: entry.connectionId, callId: `${toolCallId}:${index}`, binding: entry.binding, tool: entry.name, arguments: JSON.parse(argsJson) as unknown },
+    app: {
+      id: entry.connectionId,
+      callId: `${toolCallId}:${index}`,
+      binding: entry.binding,
+      tool: entry.name,
+      arguments: JSON.parse(argsJson) as unknown,
+    },
     code: { run: run.id, index, code },
   };
   const now = Date.now();
@@ -454,8 +535,15 @@ async function requestDecision(
     "insert into decisions (id, chat_id, run_id, call_index, status, request_enc, created_at) values ($1, $2, $3, $4, 'pending', $5, $6)",
     [id, run.chat_id, run.id, index, seal(ctx, "decisions", id, "request", request), now],
   );
-  await ctx.platform.db.query("update code_run_calls set decision_id = $1 where run_id = $2 and idx = $3", [id, run.id, index]);
-  await ctx.platform.db.query("update code_runs set status = 'Waiting', updated_at = $1 where id = $2 and status in ('Running', 'Waiting')", [now, run.id]);
+  await ctx.platform.db.query("update code_run_calls set decision_id = $1 where run_id = $2 and idx = $3", [
+    id,
+    run.id,
+    index,
+  ]);
+  await ctx.platform.db.query(
+    "update code_runs set status = 'Waiting', updated_at = $1 where id = $2 and status in ('Running', 'Waiting')",
+    [now, run.id],
+  );
   ctx.platform.events.emit("run", { runId: run.id, chatId: run.chat_id });
   return id;
 }
@@ -474,8 +562,21 @@ function failedOutcome(reason: string, message: string): CallOutcome {
 }
 
 /** Sends an allowed call to its App (from a program), recording the App operation before and after. */
-async function sendCall(ctx: ServiceContext, run: RunRow, index: number, entry: ToolEntry, argsJson: string): Promise<CallOutcome> {
-  const { outcome } = await performAppCall(ctx.platform, { chatId: run.chat_id, runId: run.id, index, entry, argsJson, principal: requirePermission(ctx.principal, "apps.use") });
+async function sendCall(
+  ctx: ServiceContext,
+  run: RunRow,
+  index: number,
+  entry: ToolEntry,
+  argsJson: string,
+): Promise<CallOutcome> {
+  const { outcome } = await performAppCall(ctx.platform, {
+    chatId: run.chat_id,
+    runId: run.id,
+    index,
+    entry,
+    argsJson,
+    principal: requirePermission(ctx.principal, "apps.use"),
+  });
   return recordOutcome(ctx, run.id, index, outcome, null);
 }
 
@@ -487,7 +588,14 @@ async function sendCall(ctx: ServiceContext, run: RunRow, index: number, entry: 
  */
 export async function performAppCall(
   platform: Platform,
-  call: { chatId: string | null; runId: string | null; index: number | null; entry: ToolEntry; argsJson: string; principal: Principal },
+  call: {
+    chatId: string | null;
+    runId: string | null;
+    index: number | null;
+    entry: ToolEntry;
+    argsJson: string;
+    principal: Principal;
+  },
 ): Promise<{ outcome: CallOutcome; operationId: string }> {
   const { db } = platform;
   let substituted: Substituted;
@@ -495,18 +603,38 @@ export async function performAppCall(
     substituted = await substituteSecrets(platform, call.argsJson, call.entry, call.principal);
   } catch (error) {
     if (!isVaultDeniedError(error)) throw error;
-    const outcome: CallOutcome = { type: "error", name: "VaultDenied", message: `${error.message} Nothing was sent.`, details: { binding: call.entry.binding } };
+    const outcome: CallOutcome = {
+      type: "error",
+      name: "VaultDenied",
+      message: `${error.message} Nothing was sent.`,
+      details: { binding: call.entry.binding },
+    };
     return { outcome, operationId: "" };
   }
   const opId = `op_${randomUUID()}`;
-  const sealOp = (field: string, value: unknown) => platform.seal(`app_operations:${opId}:${field}`, JSON.stringify(value));
+  const sealOp = (field: string, value: unknown) =>
+    platform.seal(`app_operations:${opId}:${field}`, JSON.stringify(value));
   await db.query(
     `insert into app_operations (id, execution_id, chat_id, run_id, call_index, connection_id, tool, status, args_enc, started_at)
      values ($1, $2, $3, $4, $5, $6, $7, 'Running', $8, $9)`,
-    [opId, `exe_${randomUUID()}`, call.chatId, call.runId, call.index, call.entry.connectionId, call.entry.name, sealOp("args", call.argsJson), Date.now()],
+    [
+      opId,
+      `exe_${randomUUID()}`,
+      call.chatId,
+      call.runId,
+      call.index,
+      call.entry.connectionId,
+      call.entry.name,
+      sealOp("args", call.argsJson),
+      Date.now(),
+    ],
   );
   if (call.runId !== null) {
-    await db.query("update code_run_calls set operation_id = $1 where run_id = $2 and idx = $3", [opId, call.runId, call.index]);
+    await db.query("update code_run_calls set operation_id = $1 where run_id = $2 and idx = $3", [
+      opId,
+      call.runId,
+      call.index,
+    ]);
   }
   let outcome: CallOutcome;
   let stored: unknown;
@@ -516,17 +644,27 @@ export async function performAppCall(
   try {
     const result = redact(await platform.apps.call(call.entry, substituted.args), secrets);
     const resultJson = JSON.stringify(result);
-    if (resultJson.length > MAX_CALL_JSON) throw new AppCallError("tool_error", `The result is larger than ${MAX_CALL_JSON} bytes.`);
+    if (resultJson.length > MAX_CALL_JSON)
+      throw new AppCallError("tool_error", `The result is larger than ${MAX_CALL_JSON} bytes.`);
     outcome = { type: "ok", resultJson };
     stored = result;
     status = "Completed";
   } catch (error: unknown) {
     // The registry lives in another module graph in the build: its errors are told apart by their tag.
     const raw = isAppCallError(error) ? error : undefined;
-    const known = raw ? new AppCallError(raw.reason, redact(raw.message, secrets), redact(raw.result, secrets), raw.input) : undefined;
+    const known = raw
+      ? new AppCallError(raw.reason, redact(raw.message, secrets), redact(raw.result, secrets), raw.input)
+      : undefined;
     if (known?.reason === "input_required" && known.input) {
-      const question = { message: redact(known.input.message, secrets), requestedSchema: redact(known.input.requestedSchema, secrets), binding: call.entry.binding };
-      await db.query("update app_operations set status = 'InputRequired', input_id = $1, input_enc = $2 where id = $3", [known.input.id, sealOp("input", question), opId]);
+      const question = {
+        message: redact(known.input.message, secrets),
+        requestedSchema: redact(known.input.requestedSchema, secrets),
+        binding: call.entry.binding,
+      };
+      await db.query(
+        "update app_operations set status = 'InputRequired', input_id = $1, input_enc = $2 where id = $3",
+        [known.input.id, sealOp("input", question), opId],
+      );
       platform.track(settleInput(platform, opId, known.input.result, secrets));
       platform.events.emit("run", { runId: call.runId, chatId: call.chatId });
       const outcome: CallOutcome = {
@@ -549,18 +687,20 @@ export async function performAppCall(
     status = "Failed";
     errorReason = reason;
   }
-  await db.query("update app_operations set status = $1, result_enc = $2, error_reason = $3, finished_at = $4 where id = $5", [
-    status,
-    sealOp("result", stored),
-    errorReason,
-    Date.now(),
-    opId,
-  ]);
+  await db.query(
+    "update app_operations set status = $1, result_enc = $2, error_reason = $3, finished_at = $4 where id = $5",
+    [status, sealOp("result", stored), errorReason, Date.now(), opId],
+  );
   return { outcome, operationId: opId };
 }
 
 /** When the person's answer to an App's question arrives, the App operation gets its final result. */
-async function settleInput(platform: Platform, opId: string, result: Promise<unknown>, secrets: Substituted["secrets"]): Promise<void> {
+async function settleInput(
+  platform: Platform,
+  opId: string,
+  result: Promise<unknown>,
+  secrets: Substituted["secrets"],
+): Promise<void> {
   let status = "Completed";
   let stored: unknown;
   let reason: string | null = null;
@@ -592,13 +732,16 @@ export async function recordOutcome(
     "update code_runs set completions = completions + 1, updated_at = $2 where id = $1 returning completions",
     [runId, Date.now()],
   );
-  await db.query("update code_run_calls set outcome_enc = $1, completed_seq = $2, rejection = $3 where run_id = $4 and idx = $5", [
-    seal(ctx, "code_run_calls", `${runId}:${index}`, "outcome", outcome),
-    seq?.completions ?? 0,
-    rejection ? JSON.stringify(rejection) : null,
-    runId,
-    index,
-  ]);
+  await db.query(
+    "update code_run_calls set outcome_enc = $1, completed_seq = $2, rejection = $3 where run_id = $4 and idx = $5",
+    [
+      seal(ctx, "code_run_calls", `${runId}:${index}`, "outcome", outcome),
+      seq?.completions ?? 0,
+      rejection ? JSON.stringify(rejection) : null,
+      runId,
+      index,
+    ],
+  );
   ctx.platform.events.emit("run", { runId });
   return outcome;
 }
@@ -617,21 +760,30 @@ export async function finishRun(
   if (outcome.status === "completed") {
     const limits = JSON.parse(run.limits) as EngineLimits;
     if (new TextEncoder().encode(outcome.valueJson).length > limits.outputBytes) {
-      await failRun(ctx, runId, "OutputTooLarge", `The value is larger than outputBytes (${limits.outputBytes}).`, outcome.logs);
-    } else {
-      const value: unknown = outcome.valueJson === undefined || outcome.valueJson === "" ? null : JSON.parse(outcome.valueJson);
-      const result: CodeRunResult = { _tag: "Completed", value, logs: outcome.logs, output: outcome.output };
-      await ctx.platform.db.query("update code_runs set status = 'Completed', result_enc = $1, updated_at = $2 where id = $3 and status = 'Running'", [
-        seal(ctx, "code_runs", runId, "result", result),
-        Date.now(),
+      await failRun(
+        ctx,
         runId,
-      ]);
+        "OutputTooLarge",
+        `The value is larger than outputBytes (${limits.outputBytes}).`,
+        outcome.logs,
+      );
+    } else {
+      const value: unknown =
+        outcome.valueJson === undefined || outcome.valueJson === "" ? null : JSON.parse(outcome.valueJson);
+      const result: CodeRunResult = { _tag: "Completed", value, logs: outcome.logs, output: outcome.output };
+      await ctx.platform.db.query(
+        "update code_runs set status = 'Completed', result_enc = $1, updated_at = $2 where id = $3 and status = 'Running'",
+        [seal(ctx, "code_runs", runId, "result", result), Date.now(), runId],
+      );
       reportLater(ctx.platform, runId);
     }
   } else if (outcome.status === "failed") {
     await failRun(ctx, runId, outcome.reason, outcome.message, outcome.logs);
   } else {
-    await ctx.platform.db.query("update code_runs set status = 'Waiting', updated_at = $1 where id = $2 and status = 'Running'", [Date.now(), runId]);
+    await ctx.platform.db.query(
+      "update code_runs set status = 'Waiting', updated_at = $1 where id = $2 and status = 'Running'",
+      [Date.now(), runId],
+    );
   }
   ctx.platform.events.emit("run", { runId });
   return getRun(ctx, runId);
@@ -650,25 +802,40 @@ const LOG_NOTE_BYTES = 256;
  * calls, logs and output within its own outputBytes (each line or item counts at least one byte, as the
  * engine counts them). A host that sends more is refused before anything is stored.
  */
-async function checkOutcomeBounds(ctx: ServiceContext, run: RunRow, outcome: RunOutcome & { completionOrder?: number[] }): Promise<void> {
+async function checkOutcomeBounds(
+  ctx: ServiceContext,
+  run: RunRow,
+  outcome: RunOutcome & { completionOrder?: number[] },
+): Promise<void> {
   const { outputBytes } = JSON.parse(run.limits) as EngineLimits;
   const refuse = (field: string, message: string): never => {
-    throw new AppError("BAD_REQUEST", `outcome.${field}: ${message}`, { fields: [{ field: `outcome.${field}`, message }] });
+    throw new AppError("BAD_REQUEST", `outcome.${field}: ${message}`, {
+      fields: [{ field: `outcome.${field}`, message }],
+    });
   };
   const order = outcome.completionOrder ?? [];
   if (order.length > 0) {
-    const [row] = await ctx.platform.db.query<{ n: string | number }>("select count(*) as n from code_run_calls where run_id = $1", [run.id]);
+    const [row] = await ctx.platform.db.query<{ n: string | number }>(
+      "select count(*) as n from code_run_calls where run_id = $1",
+      [run.id],
+    );
     const calls = Number(row?.n ?? 0);
     if (order.length > calls) refuse("completionOrder", `has ${order.length} entries, but the run made ${calls} calls`);
   }
-  if (outcome.logs.length > outputBytes + 1) refuse("logs", `has ${outcome.logs.length} lines, more than outputBytes (${outputBytes}) allows`);
+  if (outcome.logs.length > outputBytes + 1)
+    refuse("logs", `has ${outcome.logs.length} lines, more than outputBytes (${outputBytes}) allows`);
   let logBytes = 0;
   for (const line of outcome.logs) logBytes += Math.max(1, utf8Length(line.text));
-  if (logBytes > outputBytes + LOG_NOTE_BYTES) refuse("logs", `hold ${logBytes} bytes, more than outputBytes (${outputBytes}) allows`);
-  if (outcome.output.length > outputBytes) refuse("output", `has ${outcome.output.length} items, more than outputBytes (${outputBytes}) allows`);
+  if (logBytes > outputBytes + LOG_NOTE_BYTES)
+    refuse("logs", `hold ${logBytes} bytes, more than outputBytes (${outputBytes}) allows`);
+  if (outcome.output.length > outputBytes)
+    refuse("output", `has ${outcome.output.length} items, more than outputBytes (${outputBytes}) allows`);
   let outBytes = 0;
   for (const item of outcome.output) {
-    outBytes += Math.max(1, utf8Length(item.type === "text" ? item.text : (JSON.stringify(item.value ?? null) ?? "null")));
+    outBytes += Math.max(
+      1,
+      utf8Length(item.type === "text" ? item.text : (JSON.stringify(item.value ?? null) ?? "null")),
+    );
     if (outBytes > outputBytes) refuse("output", `holds more than outputBytes (${outputBytes}) allows`);
   }
 }
@@ -786,7 +953,10 @@ export async function runTicketOnServer(
     }
     if (!held.immediate) {
       const { db, events } = ctx.platform;
-      await db.query("update code_runs set status = 'Queued' where id = $1 and status = 'Running' and attempt = $2", [ticket.runId, ticket.attempt]);
+      await db.query("update code_runs set status = 'Queued' where id = $1 and status = 'Running' and attempt = $2", [
+        ticket.runId,
+        ticket.attempt,
+      ]);
       events.emit("run", { runId: ticket.runId });
       if (controller.signal.aborted || !(await held.admitted)) return await getRun(ctx, ticket.runId);
       // Still this attempt and still queued (not cancelled, not taken over by another instance).
@@ -812,7 +982,13 @@ export async function runTicketOnServer(
     } catch (error) {
       // The runner's own report out of bounds is a bug, but the run must still end.
       if ((error as { code?: unknown }).code !== "BAD_REQUEST") throw error;
-      await failRun(ctx, ticket.runId, "Unavailable", `The runner's report was refused: ${(error as Error).message}`, []);
+      await failRun(
+        ctx,
+        ticket.runId,
+        "Unavailable",
+        `The runner's report was refused: ${(error as Error).message}`,
+        [],
+      );
       return await getRun(ctx, ticket.runId);
     }
   } finally {
@@ -830,7 +1006,10 @@ export async function cancelRun(ctx: ServiceContext, runId: string): Promise<Cod
   });
   ctx.platform.activeRuns.get(runId)?.abort();
   await failRun(ctx, runId, "Cancelled", "The program was stopped.", []);
-  await ctx.platform.db.query("update decisions set status = 'withdrawn', decided_at = $2 where run_id = $1 and status = 'pending'", [runId, Date.now()]);
+  await ctx.platform.db.query(
+    "update decisions set status = 'withdrawn', decided_at = $2 where run_id = $1 and status = 'pending'",
+    [runId, Date.now()],
+  );
   logEvent("code_run_cancelled", { runId });
   return getRun(ctx, runId);
 }
@@ -855,14 +1034,20 @@ export async function readRecordInternal(platform: Platform, runId: string): Pro
 export async function listRuns(ctx: ServiceContext, chatId: string): Promise<CodeRunRecord[]> {
   const p = requirePermission(ctx.principal, "apps.use");
   await readableChat(ctx.platform.db, p, chatId);
-  const rows = await ctx.platform.db.query<RunRow>("select * from code_runs where chat_id = $1 order by created_at, id", [chatId]);
+  const rows = await ctx.platform.db.query<RunRow>(
+    "select * from code_runs where chat_id = $1 order by created_at, id",
+    [chatId],
+  );
   return Promise.all(rows.map((r) => toRecord(ctx, r)));
 }
 
 async function toRecord(ctx: ServiceContext, run: RunRow): Promise<CodeRunRecord> {
   const { db } = ctx.platform;
   const calls = await db.query<CallRow>("select * from code_run_calls where run_id = $1 order by idx", [run.id]);
-  const ops = await db.query<OperationRow>("select id, execution_id, status, result_enc, started_at, finished_at from app_operations where run_id = $1", [run.id]);
+  const ops = await db.query<OperationRow>(
+    "select id, execution_id, status, result_enc, started_at, finished_at from app_operations where run_id = $1",
+    [run.id],
+  );
   const opById = new Map(ops.map((o) => [o.id, o]));
   return {
     id: run.id,

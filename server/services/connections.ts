@@ -2,15 +2,16 @@
  * Connections (MCP servers) as admins manage them, and the bindings' declarations everyone with
  * apps.use can read. Thin: the App registry does the work; this layer checks who may do it.
  */
+import "server-only";
 import { z } from "zod";
 import { policiesPatchSchema } from "@/contracts/connections";
 import { plainName } from "@/contracts/text";
 import { canonicalJson } from "@/worker/canonical-json";
 import { declarations } from "../apps/declarations";
+import { isConnectionConfigError } from "../apps/errors";
 import type { ToolEntry } from "../apps/registry";
 import type { Platform } from "../platform";
 import { type Principal, requirePermission } from "./auth";
-import { isConnectionConfigError } from "../apps/errors";
 import { checkAppCall } from "./capability";
 import { performAppCall } from "./code-runs";
 import { AppError, invalidInput, isAppError } from "./errors";
@@ -75,11 +76,20 @@ export async function setPolicies(platform: Platform, principal: Principal | nul
 const codeApiInput = z.object({ query: z.string().max(200).optional(), connection: z.string().max(100).optional() });
 
 /** TypeScript declarations of the bindings (openbot_code_api), filtered by word or connection. */
-export async function codeApi(platform: Platform, principal: Principal | null, input: unknown): Promise<{ declarations: string }> {
+export async function codeApi(
+  platform: Platform,
+  principal: Principal | null,
+  input: unknown,
+): Promise<{ declarations: string }> {
   requirePermission(principal, "apps.use");
   const parsed = codeApiInput.safeParse(input ?? {});
   if (!parsed.success) throw invalidInput(parsed.error.issues);
-  return { declarations: await declarations(platform.apps.tools(), { query: parsed.data.query || undefined, connection: parsed.data.connection || undefined }) };
+  return {
+    declarations: await declarations(platform.apps.tools(), {
+      query: parsed.data.query || undefined,
+      connection: parsed.data.connection || undefined,
+    }),
+  };
 }
 
 /**
@@ -104,7 +114,12 @@ export async function emailOutbox(platform: Platform, principal: Principal | nul
 }
 
 /** A page's read of App data: `checkAppCall`, then one recorded App operation (no chat, no run). */
-async function readAppData(platform: Platform, principal: Principal, entry: ToolEntry, args: Record<string, unknown>): Promise<unknown> {
+async function readAppData(
+  platform: Platform,
+  principal: Principal,
+  entry: ToolEntry,
+  args: Record<string, unknown>,
+): Promise<unknown> {
   const argsJson = canonicalJson(JSON.stringify(args));
   const verdict = checkAppCall(principal, entry, argsJson);
   if (verdict.verdict === "deny") throw new AppError("FORBIDDEN", verdict.message);
@@ -115,8 +130,17 @@ async function readAppData(platform: Platform, principal: Principal, entry: Tool
       { reason: "needs_decision", binding: entry.binding },
     );
   }
-  const { outcome } = await performAppCall(platform, { chatId: null, runId: null, index: null, entry, argsJson, principal });
+  const { outcome } = await performAppCall(platform, {
+    chatId: null,
+    runId: null,
+    index: null,
+    entry,
+    argsJson,
+    principal,
+  });
   if (outcome.type === "ok") return JSON.parse(outcome.resultJson) as unknown;
   if (outcome.name === "VaultDenied") throw new AppError("FORBIDDEN", outcome.message);
-  throw new AppError("UNAVAILABLE", `apps.${entry.binding} failed: ${outcome.message}`, { reason: (outcome.details as { reason?: string } | undefined)?.reason ?? "unavailable" });
+  throw new AppError("UNAVAILABLE", `apps.${entry.binding} failed: ${outcome.message}`, {
+    reason: (outcome.details as { reason?: string } | undefined)?.reason ?? "unavailable",
+  });
 }

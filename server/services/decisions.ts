@@ -3,6 +3,7 @@
  * answers once (a second answer is a conflict). After the answer the program is run again from the top
  * on the server runner, replaying every recorded call; a denied call throws AppCallDenied there.
  */
+import "server-only";
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { CallOutcome } from "@/contracts/engine";
@@ -16,7 +17,7 @@ import { AppError, invalidInput, isAppError } from "./errors";
 export interface DecisionRequest {
   capability: { action: "apps.call"; target: string };
   toolCallId: string;
-  app: { id: string; callId: string; binding: string; tool: string; /** Always present. */ arguments?: unknown };
+  app: { id: string; callId: string; binding: string; tool: string /** Always present. */; arguments?: unknown };
   code: { run: string; index: number; code: string };
 }
 
@@ -27,7 +28,12 @@ export interface DecisionView {
   status: "pending" | "allowed" | "denied" | "withdrawn";
   request: DecisionRequest;
   /** What the App says about the tool now (titles and description are the App's untrusted text); null if it is gone. */
-  tool: { appName: string; title: string | null; description: string; annotations: { readOnly: boolean; destructive: boolean; openWorld: boolean } } | null;
+  tool: {
+    appName: string;
+    title: string | null;
+    description: string;
+    annotations: { readOnly: boolean; destructive: boolean; openWorld: boolean };
+  } | null;
   decidedBy: string | null;
   createdAt: number;
   decidedAt: number | null;
@@ -67,13 +73,21 @@ function withTool(platform: Platform, request: DecisionRequest): Pick<DecisionVi
       title: typeof entry.title === "string" ? entry.title : typeof a.title === "string" ? a.title : null,
       description: entry.description,
       // MCP defaults: destructiveHint and openWorldHint are true unless the tool says otherwise.
-      annotations: { readOnly: a.readOnlyHint === true, destructive: a.readOnlyHint !== true && a.destructiveHint !== false, openWorld: a.openWorldHint !== false },
+      annotations: {
+        readOnly: a.readOnlyHint === true,
+        destructive: a.readOnlyHint !== true && a.destructiveHint !== false,
+        openWorld: a.openWorldHint !== false,
+      },
     },
   };
 }
 
 const listInput = z.object({
-  status: z.enum(["pending", "allowed", "denied", "withdrawn"], { error: "status must be pending, allowed, denied or withdrawn" }).optional(),
+  status: z
+    .enum(["pending", "allowed", "denied", "withdrawn"], {
+      error: "status must be pending, allowed, denied or withdrawn",
+    })
+    .optional(),
   chatId: z.string().optional(),
 });
 
@@ -111,11 +125,17 @@ export async function decide(ctx: ServiceContext, id: string, input: unknown): P
     "update decisions set status = $1, decided_by = $2, decided_at = $3 where id = $4 and status = 'pending' returning *",
     [status, p.userId, Date.now(), id],
   );
-  if (!updated[0]) throw new AppError("CONFLICT", `This decision was already taken (${row.status}).`, { status: row.status });
+  if (!updated[0])
+    throw new AppError("CONFLICT", `This decision was already taken (${row.status}).`, { status: row.status });
   const view = toView(ctx.platform, updated[0]);
   if (status === "denied" && row.run_id !== null && row.call_index !== null) {
     const message = `${view.request.app.binding} was not allowed by the person deciding.`;
-    const outcome: CallOutcome = { type: "error", name: "AppCallDenied", message, details: { binding: view.request.app.binding, decisionId: id } };
+    const outcome: CallOutcome = {
+      type: "error",
+      name: "AppCallDenied",
+      message,
+      details: { binding: view.request.app.binding, decisionId: id },
+    };
     await recordOutcome(ctx, row.run_id, row.call_index, outcome, { name: "AppCallDenied", message });
   }
   if (row.run_id) ctx.platform.track(resumeRun(ctx.platform, row.run_id));
@@ -127,13 +147,26 @@ export async function decide(ctx: ServiceContext, id: string, input: unknown): P
 /** A direct (non-program) tool call of a turn that needs a decision: stored like a program's. */
 export async function requestDirectDecision(
   ctx: ServiceContext,
-  call: { chatId: string; turnId: string; toolCallId: string; entry: ToolEntry; argsJson: string; capability: { action: "apps.call"; target: string } },
+  call: {
+    chatId: string;
+    turnId: string;
+    toolCallId: string;
+    entry: ToolEntry;
+    argsJson: string;
+    capability: { action: "apps.call"; target: string };
+  },
 ): Promise<string> {
   const id = `dec_${randomUUID()}`;
   const request: DecisionRequest = {
     capability: call.capability,
     toolCallId: call.toolCallId,
-    app: { id: call.entry.connectionId, callId: call.toolCallId, binding: call.entry.binding, tool: call.entry.name, arguments: JSON.parse(call.argsJson) as unknown },
+    app: {
+      id: call.entry.connectionId,
+      callId: call.toolCallId,
+      binding: call.entry.binding,
+      tool: call.entry.name,
+      arguments: JSON.parse(call.argsJson) as unknown,
+    },
     code: { run: "", index: -1, code: "" },
   };
   await ctx.platform.db.query(
@@ -160,7 +193,17 @@ async function finishDirectCall(ctx: ServiceContext, view: DecisionView): Promis
     return;
   }
   const principal = requirePermission(ctx.principal, "apps.use");
-  const { outcome } = await performAppCall(ctx.platform, { chatId: view.chatId, runId: null, index: null, entry, argsJson: JSON.stringify(view.request.app.arguments ?? {}), principal });
-  const payload = outcome.type === "ok" ? (JSON.parse(outcome.resultJson) as unknown) : { error: { name: outcome.name, message: outcome.message } };
+  const { outcome } = await performAppCall(ctx.platform, {
+    chatId: view.chatId,
+    runId: null,
+    index: null,
+    entry,
+    argsJson: JSON.stringify(view.request.app.arguments ?? {}),
+    principal,
+  });
+  const payload =
+    outcome.type === "ok"
+      ? (JSON.parse(outcome.resultJson) as unknown)
+      : { error: { name: outcome.name, message: outcome.message } };
   settled(`The call apps.${binding} was allowed and sent.`, payload);
 }

@@ -2,6 +2,7 @@
  * One domain error with a code. Services throw it; REST and tRPC map the code to a status in one place
  * each. `details` is safe to show to the caller.
  */
+import "server-only";
 import { hasKind } from "../error-kind";
 
 export type AppErrorCode =

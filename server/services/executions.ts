@@ -2,6 +2,7 @@
  * Executions: code runs and App operations share one execution model (seed 001): each has an
  * execution id and a common status, observed and stopped through one API.
  */
+import "server-only";
 import type { Platform } from "../platform";
 import { requirePermission } from "./auth";
 import { readableChat } from "./chats";
@@ -25,12 +26,26 @@ async function find(platform: Platform, executionId: string) {
       [executionId],
     )
   )[0];
-  if (run) return { kind: "code_run" as const, id: run.id, status: run.status, chatId: run.chat_id, createdAt: Number(run.created_at), updatedAt: Number(run.updated_at) };
+  if (run)
+    return {
+      kind: "code_run" as const,
+      id: run.id,
+      status: run.status,
+      chatId: run.chat_id,
+      createdAt: Number(run.created_at),
+      updatedAt: Number(run.updated_at),
+    };
   const op = (
-    await platform.db.query<{ id: string; status: string; chat_id: string | null; run_id: string | null; started_at: string; finished_at: string | null }>(
-      "select id, status, chat_id, run_id, started_at, finished_at from app_operations where execution_id = $1",
-      [executionId],
-    )
+    await platform.db.query<{
+      id: string;
+      status: string;
+      chat_id: string | null;
+      run_id: string | null;
+      started_at: string;
+      finished_at: string | null;
+    }>("select id, status, chat_id, run_id, started_at, finished_at from app_operations where execution_id = $1", [
+      executionId,
+    ])
   )[0];
   if (op) {
     return {
@@ -49,11 +64,19 @@ async function find(platform: Platform, executionId: string) {
 export async function getExecution(ctx: ServiceContext, executionId: string): Promise<ExecutionView> {
   const p = requirePermission(ctx.principal, "apps.use");
   const found = await find(ctx.platform, executionId);
-  if (!found || !found.chatId) throw new AppError("NOT_FOUND", "No such execution.");
+  if (!found?.chatId) throw new AppError("NOT_FOUND", "No such execution.");
   await readableChat(ctx.platform.db, p, found.chatId).catch(() => {
     throw new AppError("NOT_FOUND", "No such execution.");
   });
-  return { executionId, kind: found.kind, id: found.id, status: found.status, chatId: found.chatId, createdAt: found.createdAt, updatedAt: found.updatedAt };
+  return {
+    executionId,
+    kind: found.kind,
+    id: found.id,
+    status: found.status,
+    chatId: found.chatId,
+    createdAt: found.createdAt,
+    updatedAt: found.updatedAt,
+  };
 }
 
 /** Stops a code run (its worker, its pending decisions) or the run an App operation belongs to. */

@@ -3,6 +3,7 @@
  * version is a conflict that returns the current settings and changes nothing. The model's API key is
  * write-only: stored encrypted in platform_secrets, and the settings only say whether one is set.
  */
+import "server-only";
 import {
   DEFAULT_CODE_MODE,
   type ModelSettingsView,
@@ -41,7 +42,9 @@ export async function readSettings(db: Db): Promise<PlatformSettings> {
     return readSettings(db);
   }
   const data = JSON.parse(row.data) as StoredData;
-  const keySet = data.model ? (await db.query("select 1 from platform_secrets where name = $1", [API_KEY])).length > 0 : false;
+  const keySet = data.model
+    ? (await db.query("select 1 from platform_secrets where name = $1", [API_KEY])).length > 0
+    : false;
   return {
     version: row.version,
     codeMode: { ...DEFAULT_CODE_MODE, ...data.codeMode },
@@ -51,8 +54,13 @@ export async function readSettings(db: Db): Promise<PlatformSettings> {
 }
 
 /** The stored model API key, decrypted (server-side use only). */
-export async function readModelApiKey(db: Db, open: (aad: string, value: string) => string): Promise<string | undefined> {
-  const row = (await db.query<{ value_enc: string }>("select value_enc from platform_secrets where name = $1", [API_KEY]))[0];
+export async function readModelApiKey(
+  db: Db,
+  open: (aad: string, value: string) => string,
+): Promise<string | undefined> {
+  const row = (
+    await db.query<{ value_enc: string }>("select value_enc from platform_secrets where name = $1", [API_KEY])
+  )[0];
   return row ? open(`platform_secrets:${API_KEY}:value`, row.value_enc) : undefined;
 }
 
@@ -68,17 +76,26 @@ function conflict(current: PlatformSettings): AppError {
   });
 }
 
-export async function updateSettings(db: Db, principal: Principal | null, input: unknown, seal?: Sealer): Promise<PlatformSettings> {
+export async function updateSettings(
+  db: Db,
+  principal: Principal | null,
+  input: unknown,
+  seal?: Sealer,
+): Promise<PlatformSettings> {
   requirePermission(principal, "platform.admin");
   const parsed = settingsPatchSchema.safeParse(input);
   if (!parsed.success) throw invalidInput(parsed.error.issues);
   const patch = parsed.data;
   const current = await readSettings(db);
   if (current.version !== patch.expectedVersion) throw conflict(current);
-  const stored = JSON.parse((await db.query<Row>("select data from platform_settings where id = 1"))[0]!.data) as StoredData;
+  const stored = JSON.parse(
+    (await db.query<Row>("select data from platform_settings where id = 1"))[0]!.data,
+  ) as StoredData;
   const next: StoredData = { codeMode: { ...current.codeMode, ...patch.codeMode }, model: stored.model ?? null };
   if (patch.model !== undefined) {
-    next.model = patch.model ? { provider: patch.model.provider, baseURL: patch.model.baseURL, model: patch.model.model } : null;
+    next.model = patch.model
+      ? { provider: patch.model.provider, baseURL: patch.model.baseURL, model: patch.model.model }
+      : null;
   }
   const apiKey = patch.model === null ? "" : patch.model?.apiKey;
   if (apiKey && !seal) throw new AppError("UNAVAILABLE", "The API key cannot be stored: no encryption key is loaded.");

@@ -4,6 +4,7 @@
  * addresses are refused only while the overall count is over its (higher) limit. A success clears the
  * address's failures. Kept on globalThis: one count per process, whichever module graph asks.
  */
+import "server-only";
 
 export interface SignInLimits {
   /** Failed sign-ins one address may make per window. Default 10. */
@@ -49,7 +50,11 @@ export class SignInLimiter {
 
   private refuse(times: number[], now: number, scope: "address" | "overall"): SignInVerdict {
     const oldest = times[times.length - (scope === "address" ? this.limits.perAddress : this.limits.overall)] ?? now;
-    return { ok: false, scope, retryAfterSeconds: Math.max(1, Math.ceil((oldest + this.limits.windowMs - now) / 1000)) };
+    return {
+      ok: false,
+      scope,
+      retryAfterSeconds: Math.max(1, Math.ceil((oldest + this.limits.windowMs - now) / 1000)),
+    };
   }
 
   private prune(now: number): void {
@@ -64,5 +69,6 @@ const KEY = Symbol.for("openbot.signInLimiter");
 /** The process's limiter. */
 export function signInLimiter(): SignInLimiter {
   const g = globalThis as { [KEY]?: SignInLimiter };
-  return (g[KEY] ??= new SignInLimiter());
+  g[KEY] ??= new SignInLimiter();
+  return g[KEY];
 }

@@ -3,6 +3,7 @@
  * loaded only when a TypeScript program arrives. The body is wrapped in an async function so top-level
  * `return` and `await` parse; diagnostics come back with the line and column of the program's source.
  */
+import "server-only";
 export type TranspileResult = { ok: true; code: string } | { ok: false; message: string };
 
 const OPEN = "async function __openbot_program__() {\n";

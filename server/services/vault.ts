@@ -10,12 +10,13 @@
  * back in plain text from another call, run or person. An entry also says who may use it (users and/or
  * roles; default admins only): anyone else does not see its name and gets VaultDenied.
  */
+import "server-only";
+import { createHash, randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { ToolEntry } from "../apps/registry";
-import type { Platform } from "../platform";
-import { createHash, randomUUID } from "node:crypto";
-import { type Principal, requirePermission } from "./auth";
 import { hasKind } from "../error-kind";
+import type { Platform } from "../platform";
+import { type Principal, requirePermission } from "./auth";
 import { AppError, invalidInput } from "./errors";
 
 export const REF_PATTERN = /\u27E6vault:([a-z0-9_-]+(?:\/[a-z0-9_-]+)*)\u27E7/g;
@@ -42,15 +43,27 @@ function checkName(name: string): void {
 export const MIN_SECRET_LENGTH = 8;
 const secretSchema = z
   .string({ error: "secret is required" })
-  .min(MIN_SECRET_LENGTH, `secret must be at least ${MIN_SECRET_LENGTH} characters (shorter ones are guessable and would be hidden inside ordinary text)`)
+  .min(
+    MIN_SECRET_LENGTH,
+    `secret must be at least ${MIN_SECRET_LENGTH} characters (shorter ones are guessable and would be hidden inside ordinary text)`,
+  )
   .max(16_384, "secret must be at most 16384 characters");
 const usableBy = z
   .object(
     {
-      users: z.array(z.string().min(1, "usableBy.users[] must not be empty"), { error: "usableBy.users must be a list of user ids" }).max(1000).default([]),
-      roles: z.array(z.enum(["admin", "member"], { error: 'usableBy.roles[] must be "admin" or "member"' }), { error: 'usableBy.roles must be a list of "admin" / "member"' }).default([]),
+      users: z
+        .array(z.string().min(1, "usableBy.users[] must not be empty"), {
+          error: "usableBy.users must be a list of user ids",
+        })
+        .max(1000)
+        .default([]),
+      roles: z
+        .array(z.enum(["admin", "member"], { error: 'usableBy.roles[] must be "admin" or "member"' }), {
+          error: 'usableBy.roles must be a list of "admin" / "member"',
+        })
+        .default([]),
     },
-    { error: "usableBy must be { users?: [userId], roles?: [\"admin\" | \"member\"] }" },
+    { error: 'usableBy must be { users?: [userId], roles?: ["admin" | "member"] }' },
   )
   .strict();
 const createInput = z.object({
@@ -91,7 +104,10 @@ const view = (r: Row): VaultEntryView => ({
   name: r.name,
   reference: refOf(r.name),
   allow: JSON.parse(r.allow) as VaultEntryView["allow"],
-  usableBy: { users: JSON.parse(r.use_users) as string[], roles: JSON.parse(r.use_roles) as VaultEntryView["usableBy"]["roles"] },
+  usableBy: {
+    users: JSON.parse(r.use_users) as string[],
+    roles: JSON.parse(r.use_roles) as VaultEntryView["usableBy"]["roles"],
+  },
   createdAt: Number(r.created_at),
   updatedAt: Number(r.updated_at),
 });
@@ -101,7 +117,11 @@ export async function listVault(platform: Platform, principal: Principal | null)
   return (await platform.db.query<Row>("select * from vault_entries order by name")).map(view);
 }
 
-export async function addVaultEntry(platform: Platform, principal: Principal | null, input: unknown): Promise<VaultEntryView> {
+export async function addVaultEntry(
+  platform: Platform,
+  principal: Principal | null,
+  input: unknown,
+): Promise<VaultEntryView> {
   requirePermission(principal, "platform.admin");
   const parsed = createInput.safeParse(input);
   if (!parsed.success) throw invalidInput(parsed.error.issues);
@@ -111,14 +131,26 @@ export async function addVaultEntry(platform: Platform, principal: Principal | n
   const rows = await platform.db.query<Row>(
     `insert into vault_entries (name, secret_enc, allow, use_users, use_roles, created_at, updated_at) values ($1, $2, $3, $5, $6, $4, $4)
      on conflict (name) do nothing returning *`,
-    [name, platform.seal(`vault_entries:${name}:secret`, JSON.stringify(secret)), JSON.stringify(allow), now, JSON.stringify(users.users), JSON.stringify(users.roles)],
+    [
+      name,
+      platform.seal(`vault_entries:${name}:secret`, JSON.stringify(secret)),
+      JSON.stringify(allow),
+      now,
+      JSON.stringify(users.users),
+      JSON.stringify(users.roles),
+    ],
   );
   if (!rows[0]) throw new AppError("CONFLICT", `name: an entry ${name} exists; rotate its secret instead.`);
   return view(rows[0]);
 }
 
 /** Replaces an entry's secret in place (and its targets when given). */
-export async function rotateVaultEntry(platform: Platform, principal: Principal | null, name: string, input: unknown): Promise<VaultEntryView> {
+export async function rotateVaultEntry(
+  platform: Platform,
+  principal: Principal | null,
+  name: string,
+  input: unknown,
+): Promise<VaultEntryView> {
   requirePermission(principal, "platform.admin");
   checkName(name);
   const parsed = rotateInput.safeParse(input);
@@ -142,7 +174,12 @@ export async function rotateVaultEntry(platform: Platform, principal: Principal 
 }
 
 /** Sets who may use an entry, without touching its secret: `{ usableBy: { users?, roles? } }`. */
-export async function setVaultAccess(platform: Platform, principal: Principal | null, name: string, input: unknown): Promise<VaultEntryView> {
+export async function setVaultAccess(
+  platform: Platform,
+  principal: Principal | null,
+  name: string,
+  input: unknown,
+): Promise<VaultEntryView> {
   requirePermission(principal, "platform.admin");
   const parsed = accessInput.safeParse(input);
   if (!parsed.success) throw invalidInput(parsed.error.issues);
@@ -161,21 +198,24 @@ async function retire(platform: Platform, name: string): Promise<void> {
   if (!row) return;
   const id = `vrs_${randomUUID()}`;
   const secret = platform.open(`vault_entries:${name}:secret`, row.secret_enc);
-  await platform.db.query("insert into vault_retired_secrets (id, name, secret_enc, retired_at) values ($1, $2, $3, $4)", [
-    id,
-    name,
-    platform.seal(`vault_retired_secrets:${id}:secret`, secret),
-    Date.now(),
-  ]);
+  await platform.db.query(
+    "insert into vault_retired_secrets (id, name, secret_enc, retired_at) values ($1, $2, $3, $4)",
+    [id, name, platform.seal(`vault_retired_secrets:${id}:secret`, secret), Date.now()],
+  );
 }
 
 /** The listed users must exist (a typo would silently lock everyone out). */
 async function knownUsers(platform: Platform, input: VaultEntryView["usableBy"]): Promise<VaultEntryView["usableBy"]> {
   const users = [...new Set(input.users)];
   if (users.length) {
-    const found = new Set((await platform.db.query<{ id: string }>("select id from users where id = any($1)", [users])).map((r) => r.id));
+    const found = new Set(
+      (await platform.db.query<{ id: string }>("select id from users where id = any($1)", [users])).map((r) => r.id),
+    );
     const missing = users.filter((u) => !found.has(u));
-    if (missing.length) throw new AppError("BAD_REQUEST", `usableBy.users: no such user ${missing.join(", ")}`, { fields: [{ field: "usableBy.users", message: `no such user ${missing.join(", ")}` }] });
+    if (missing.length)
+      throw new AppError("BAD_REQUEST", `usableBy.users: no such user ${missing.join(", ")}`, {
+        fields: [{ field: "usableBy.users", message: `no such user ${missing.join(", ")}` }],
+      });
   }
   return { users, roles: [...new Set(input.roles)] };
 }
@@ -185,7 +225,11 @@ export function mayUse(entry: Pick<VaultEntryView, "usableBy">, principal: Princ
   return entry.usableBy.roles.includes(principal.role) || entry.usableBy.users.includes(principal.userId);
 }
 
-export async function removeVaultEntry(platform: Platform, principal: Principal | null, name: string): Promise<{ ok: true }> {
+export async function removeVaultEntry(
+  platform: Platform,
+  principal: Principal | null,
+  name: string,
+): Promise<{ ok: true }> {
   requirePermission(principal, "platform.admin");
   checkName(name);
   await retire(platform, name);
@@ -196,7 +240,10 @@ export async function removeVaultEntry(platform: Platform, principal: Principal 
 
 /** Names a program of this person sees under `vault` (never the secrets): only entries they may use. */
 export async function vaultNames(platform: Platform, principal: Principal): Promise<string[]> {
-  return (await platform.db.query<Row>("select * from vault_entries order by name")).map(view).filter((e) => mayUse(e, principal)).map((e) => e.name);
+  return (await platform.db.query<Row>("select * from vault_entries order by name"))
+    .map(view)
+    .filter((e) => mayUse(e, principal))
+    .map((e) => e.name);
 }
 
 /** The entry names referenced anywhere in the arguments (also inside longer strings). */
@@ -215,11 +262,17 @@ const allows = (entry: VaultEntryView, tool: ToolEntry) =>
  * Why the references may not go to this tool for this person, or null when all may. An entry the
  * person may not use reads exactly like a missing one.
  */
-export async function vaultRefusal(platform: Platform, argsJson: string, tool: ToolEntry, principal: Principal): Promise<string | null> {
+export async function vaultRefusal(
+  platform: Platform,
+  argsJson: string,
+  tool: ToolEntry,
+  principal: Principal,
+): Promise<string | null> {
   for (const name of referencedNames(argsJson)) {
     const row = (await platform.db.query<Row>("select * from vault_entries where name = $1", [name]))[0];
     if (!row || !mayUse(view(row), principal)) return `The vault has no entry ${name} you may use.`;
-    if (!allows(view(row), tool)) return `The vault entry ${name} may not be sent to ${tool.connectionName} / ${tool.name}.`;
+    if (!allows(view(row), tool))
+      return `The vault entry ${name} may not be sent to ${tool.connectionName} / ${tool.name}.`;
   }
   return null;
 }
@@ -231,7 +284,12 @@ export interface Substituted {
 }
 
 /** Puts the secrets in (at send time only). Throws if a reference may not go to this tool or person. */
-export async function substituteSecrets(platform: Platform, argsJson: string, tool: ToolEntry, principal: Principal): Promise<Substituted> {
+export async function substituteSecrets(
+  platform: Platform,
+  argsJson: string,
+  tool: ToolEntry,
+  principal: Principal,
+): Promise<Substituted> {
   const names = referencedNames(argsJson);
   if (names.length === 0) return { args: JSON.parse(argsJson), secrets: [] };
   const refusal = await vaultRefusal(platform, argsJson, tool, principal);
@@ -247,7 +305,8 @@ export async function substituteSecrets(platform: Platform, argsJson: string, to
   const put = (value: unknown): unknown => {
     if (typeof value === "string") return value.replace(REF_PATTERN, (ref) => byRef.get(ref) ?? ref);
     if (Array.isArray(value)) return value.map(put);
-    if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, put(v)]));
+    if (value && typeof value === "object")
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, put(v)]));
     return value;
   };
   return { args: put(JSON.parse(argsJson)), secrets };
@@ -258,7 +317,9 @@ interface SecretCache {
   secrets: Substituted["secrets"];
 }
 /** Decrypted secret sets by platform, on globalThis: route handlers and instrumentation are separate module graphs. */
-const caches: WeakMap<Platform, SecretCache> = ((globalThis as { __openbotVaultSecrets?: WeakMap<Platform, SecretCache> }).__openbotVaultSecrets ??= new WeakMap());
+const cacheHolder = globalThis as { __openbotVaultSecrets?: WeakMap<Platform, SecretCache> };
+cacheHolder.__openbotVaultSecrets ??= new WeakMap();
+const caches: WeakMap<Platform, SecretCache> = cacheHolder.__openbotVaultSecrets;
 
 /**
  * Every entry's secret (and every rotated-out or deleted one) with its marker. Decrypted once and kept
@@ -270,14 +331,26 @@ export async function knownSecrets(platform: Platform): Promise<Substituted["sec
     `select 'e:' || name as id, md5(secret_enc) as digest from vault_entries
      union all select 'r:' || id, md5(secret_enc) from vault_retired_secrets order by id`,
   );
-  const fingerprint = createHash("sha256").update(rows.map((r) => `${r.id}:${r.digest}`).join("\n")).digest("hex");
+  const fingerprint = createHash("sha256")
+    .update(rows.map((r) => `${r.id}:${r.digest}`).join("\n"))
+    .digest("hex");
   const cached = caches.get(platform);
   if (cached?.fingerprint === fingerprint) return cached.secrets;
-  const current = await platform.db.query<{ name: string; secret_enc: string }>("select name, secret_enc from vault_entries");
-  const retired = await platform.db.query<{ id: string; name: string; secret_enc: string }>("select id, name, secret_enc from vault_retired_secrets");
+  const current = await platform.db.query<{ name: string; secret_enc: string }>(
+    "select name, secret_enc from vault_entries",
+  );
+  const retired = await platform.db.query<{ id: string; name: string; secret_enc: string }>(
+    "select id, name, secret_enc from vault_retired_secrets",
+  );
   const secrets = [
-    ...current.map((r) => ({ secret: JSON.parse(platform.open(`vault_entries:${r.name}:secret`, r.secret_enc)) as string, hidden: hiddenOf(r.name) })),
-    ...retired.map((r) => ({ secret: JSON.parse(platform.open(`vault_retired_secrets:${r.id}:secret`, r.secret_enc)) as string, hidden: hiddenOf(r.name) })),
+    ...current.map((r) => ({
+      secret: JSON.parse(platform.open(`vault_entries:${r.name}:secret`, r.secret_enc)) as string,
+      hidden: hiddenOf(r.name),
+    })),
+    ...retired.map((r) => ({
+      secret: JSON.parse(platform.open(`vault_retired_secrets:${r.id}:secret`, r.secret_enc)) as string,
+      hidden: hiddenOf(r.name),
+    })),
   ].filter((s) => s.secret.length > 0);
   caches.set(platform, { fingerprint, secrets });
   return secrets;

@@ -6,8 +6,8 @@
  */
 import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CALENDAR_PROGRAM, startTestPlatform, type TestPlatform } from "../helpers/platform";
 import { lastIsTool, lastToolResult, scriptedModel } from "../helpers/mock-model";
+import { CALENDAR_PROGRAM, startTestPlatform, type TestPlatform } from "../helpers/platform";
 
 let t: TestPlatform;
 beforeAll(async () => {
@@ -22,14 +22,17 @@ describe("turns", () => {
     const seen: LanguageModelV3CallOptions[] = [];
     t.platform.modelOverride = scriptedModel((call) => {
       seen.push(call);
-      if (!lastIsTool(call)) return { toolCall: { name: "openbot_run_code", input: { code: CALENDAR_PROGRAM, reason: "busy meetings" } } };
+      if (!lastIsTool(call))
+        return { toolCall: { name: "openbot_run_code", input: { code: CALENDAR_PROGRAM, reason: "busy meetings" } } };
       const result = lastToolResult(call) as { status: string; value: string[] };
       return { text: `Busy: ${result.value.join(", ")}` };
     });
     const caller = t.caller(t.admin);
     const chat = await caller.chats.create({ title: "Agent" });
     const { runTurnToEnd } = await import("@/server/services/agent/turns");
-    const turn = await runTurnToEnd({ platform: t.platform, principal: t.admin }, chat.id, { message: "Which meetings are busy?" });
+    const turn = await runTurnToEnd({ platform: t.platform, principal: t.admin }, chat.id, {
+      message: "Which meetings are busy?",
+    });
 
     expect(turn.status).toBe("Completed");
     const names = toolNames(seen[0]!);
@@ -85,13 +88,16 @@ return { id: note.structuredContent.id }`;
       const lastUser = [...call.prompt].reverse().find((m) => m.role === "user");
       const userText = JSON.stringify(lastUser?.content ?? "");
       if (userText.includes("[OpenBot]")) return { text: "The note is written." };
-      if (!lastIsTool(call)) return { toolCall: { name: "openbot_run_code", input: { code: program, reason: "write the plan" } } };
+      if (!lastIsTool(call))
+        return { toolCall: { name: "openbot_run_code", input: { code: program, reason: "write the plan" } } };
       return { text: `The program is ${result?.status}.` };
     });
     const caller = t.caller(t.admin);
     const chat = await caller.chats.create({});
     const { runTurnToEnd, listMessages } = await import("@/server/services/agent/turns");
-    const turn = await runTurnToEnd({ platform: t.platform, principal: t.admin }, chat.id, { message: "Write the plan note" });
+    const turn = await runTurnToEnd({ platform: t.platform, principal: t.admin }, chat.id, {
+      message: "Write the plan note",
+    });
     expect(turn.status).toBe("Completed");
     expect(turn.messages.filter((m) => m.role === "assistant").at(-1)?.text).toBe("The program is waiting.");
 
@@ -121,7 +127,9 @@ return { id: note.structuredContent.id }`;
     const program = `let n = 0
 for (;;) { n++ }`;
     t.platform.modelOverride = scriptedModel((call) =>
-      lastIsTool(call) ? { text: "done" } : { toolCall: { name: "openbot_run_code", input: { code: program, reason: "spin" } } },
+      lastIsTool(call)
+        ? { text: "done" }
+        : { toolCall: { name: "openbot_run_code", input: { code: program, reason: "spin" } } },
     );
     const caller = t.caller(t.admin);
     const s = await caller.settings.get();
@@ -150,7 +158,9 @@ for (;;) { n++ }`;
     const chat = await caller.chats.create({});
     expect(await caller.chats.mode()).toMatchObject({ modelConfigured: false });
     const { runTurnToEnd } = await import("@/server/services/agent/turns");
-    await expect(runTurnToEnd({ platform: t.platform, principal: t.admin }, chat.id, { message: "hi" })).rejects.toThrow("manual mode");
+    await expect(
+      runTurnToEnd({ platform: t.platform, principal: t.admin }, chat.id, { message: "hi" }),
+    ).rejects.toThrow("manual mode");
   });
 });
 
@@ -162,15 +172,25 @@ describe("the real provider wiring against a local OpenAI-compatible server", ()
       t.platform.modelOverride = undefined;
       const caller = t.caller(t.admin);
       const s = await caller.settings.get();
-      await caller.settings.update({ expectedVersion: s.version, model: { provider: "openai-compatible", baseURL: stub.url, model: "stub-1", apiKey: "sk-test-123" } });
+      await caller.settings.update({
+        expectedVersion: s.version,
+        model: { provider: "openai-compatible", baseURL: stub.url, model: "stub-1", apiKey: "sk-test-123" },
+      });
       const settings = await caller.settings.get();
-      expect(settings.model).toEqual({ provider: "openai-compatible", baseURL: stub.url, model: "stub-1", apiKeySet: true });
+      expect(settings.model).toEqual({
+        provider: "openai-compatible",
+        baseURL: stub.url,
+        model: "stub-1",
+        apiKeySet: true,
+      });
       expect(JSON.stringify(settings)).not.toContain("sk-test-123");
       expect(await caller.settings.testModel()).toMatchObject({ ok: true });
 
       const chat = await caller.chats.create({});
       const { runTurnToEnd } = await import("@/server/services/agent/turns");
-      const turn = await runTurnToEnd({ platform: t.platform, principal: t.admin }, chat.id, { message: "Which calendar meetings are busy?" });
+      const turn = await runTurnToEnd({ platform: t.platform, principal: t.admin }, chat.id, {
+        message: "Which calendar meetings are busy?",
+      });
       expect(turn.status).toBe("Completed");
       const [run] = await caller.codeRuns.listByChat({ chatId: chat.id });
       expect(run?.status).toBe("Completed");

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AppRegistry } from "@/server/apps/registry";
-import { startApps, type TestApps, entryOf, failure } from "./helpers";
+import { entryOf, failure, startApps, type TestApps } from "./helpers";
 
 let t: TestApps;
 let apps: AppRegistry;
@@ -40,7 +40,11 @@ describe("built-in apps", () => {
 
   it("list-events returns the seeded events of 2026-10-23 as structuredContent and text", async () => {
     const result = await apps.call(entry("work_calendar.list_events"), { day: "2026-10-23" });
-    const events = (result.structuredContent as { events: { id: string; title: string; start: string; end: string; attendees: number }[] }).events;
+    const events = (
+      result.structuredContent as {
+        events: { id: string; title: string; start: string; end: string; attendees: number }[];
+      }
+    ).events;
     expect(events.length).toBeGreaterThanOrEqual(3);
     expect(events.some((e) => e.attendees > 10)).toBe(true);
     expect(events.some((e) => e.attendees <= 10)).toBe(true);
@@ -59,36 +63,64 @@ describe("built-in apps", () => {
     });
     const { id } = created.structuredContent as { id: string };
     const listed = await apps.call(entry("work_calendar.list_events"), { day: "2026-11-02" });
-    expect(listed.structuredContent).toEqual({ events: [{ id, title: "Launch retro", start: "2026-11-02T10:00:00Z", end: "2026-11-02T11:00:00Z", attendees: 12 }] });
-    const bad = await failure(apps.call(entry("work_calendar.create_event"), { title: "Backwards", start: "2026-11-02T10:00:00Z", end: "2026-11-02T09:00:00Z", attendees: 1 }));
+    expect(listed.structuredContent).toEqual({
+      events: [
+        { id, title: "Launch retro", start: "2026-11-02T10:00:00Z", end: "2026-11-02T11:00:00Z", attendees: 12 },
+      ],
+    });
+    const bad = await failure(
+      apps.call(entry("work_calendar.create_event"), {
+        title: "Backwards",
+        start: "2026-11-02T10:00:00Z",
+        end: "2026-11-02T09:00:00Z",
+        attendees: 1,
+      }),
+    );
     expect(bad.reason).toBe("tool_error");
     expect(bad.result?.isError).toBe(true);
   });
 
   it("notes: list, read, write; an unknown note is a tool error", async () => {
-    const listed = (await apps.call(entry("notes.list_notes"), {})).structuredContent as { notes: { id: string; title: string }[] };
+    const listed = (await apps.call(entry("notes.list_notes"), {})).structuredContent as {
+      notes: { id: string; title: string }[];
+    };
     expect(listed.notes.length).toBeGreaterThanOrEqual(2);
     const first = listed.notes[0]!;
     const read = await apps.call(entry("notes.read_note"), { id: first.id });
     expect(read.structuredContent).toMatchObject({ id: first.id, title: first.title, body: expect.any(String) });
-    const { id } = (await apps.call(entry("notes.write_note"), { title: "Standup", body: "Ship it." })).structuredContent as { id: string };
-    expect((await apps.call(entry("notes.read_note"), { id })).structuredContent).toEqual({ id, title: "Standup", body: "Ship it." });
+    const { id } = (await apps.call(entry("notes.write_note"), { title: "Standup", body: "Ship it." }))
+      .structuredContent as { id: string };
+    expect((await apps.call(entry("notes.read_note"), { id })).structuredContent).toEqual({
+      id,
+      title: "Standup",
+      body: "Ship it.",
+    });
     const missing = await failure(apps.call(entry("notes.read_note"), { id: "note_nope" }));
     expect(missing.reason).toBe("tool_error");
     expect(missing.message).toContain("No note has this id");
   });
 
   it("email: send-email goes to the outbox that list-sent shows", async () => {
-    const { id } = (await apps.call(entry("email.send_email"), { to: "priya@example.com", subject: "Agenda", body: "See you at 10." }))
-      .structuredContent as { id: string };
-    const sent = (await apps.call(entry("email.list_sent"), {})).structuredContent as { emails: { id: string; to: string; sentAt: string }[] };
+    const { id } = (
+      await apps.call(entry("email.send_email"), { to: "priya@example.com", subject: "Agenda", body: "See you at 10." })
+    ).structuredContent as { id: string };
+    const sent = (await apps.call(entry("email.list_sent"), {})).structuredContent as {
+      emails: { id: string; to: string; sentAt: string }[];
+    };
     expect(sent.emails[0]).toMatchObject({ id, to: "priya@example.com", subject: "Agenda", body: "See you at 10." });
     expect(Number.isNaN(Date.parse(sent.emails[0]!.sentAt))).toBe(false);
   });
 
   it("rejects invalid arguments before anything is sent", async () => {
     const before = await t.db.query("select id from emails");
-    for (const args of [{ to: "not an address", subject: "x", body: "y" }, { to: "a@example.com", subject: "x" }, { to: "a@example.com", subject: "x", body: 5 }, "text", null, []]) {
+    for (const args of [
+      { to: "not an address", subject: "x", body: "y" },
+      { to: "a@example.com", subject: "x" },
+      { to: "a@example.com", subject: "x", body: 5 },
+      "text",
+      null,
+      [],
+    ]) {
       const error = await failure(apps.call(entry("email.send_email"), args));
       expect(error.reason).toBe("invalid_arguments");
     }
@@ -123,7 +155,10 @@ describe("policies", () => {
     await apps.setPolicies("conn_work_calendar", { "list-events": null, "create-event": null });
     expect(apps.resolve("work_calendar.list_events")?.policy).toBe("allow");
     expect(apps.resolve("work_calendar.create_event")?.policy).toBe("ask");
-    await expect(apps.setPolicies("conn_work_calendar", { "list-events": "maybe" })).rejects.toMatchObject({ code: "BAD_REQUEST", field: "policies.list-events" });
+    await expect(apps.setPolicies("conn_work_calendar", { "list-events": "maybe" })).rejects.toMatchObject({
+      code: "BAD_REQUEST",
+      field: "policies.list-events",
+    });
     await expect(apps.setPolicies("conn_nope", {})).rejects.toMatchObject({ code: "NOT_FOUND" });
   });
 });
@@ -139,7 +174,13 @@ describe("connections", () => {
     expect(call.slug).toBe("call_2");
     expect(call.warnings.join(" ")).toContain("reserved");
     const restarted = await t.restart();
-    expect(restarted.connections().map((c) => c.slug)).toEqual(["work_calendar", "notes", "email", "work_calendar_2", "call_2"]);
+    expect(restarted.connections().map((c) => c.slug)).toEqual([
+      "work_calendar",
+      "notes",
+      "email",
+      "work_calendar_2",
+      "call_2",
+    ]);
     await restarted.close();
     await apps.remove(twin.id);
     await apps.remove(call.id);
@@ -163,18 +204,33 @@ describe("connections", () => {
   });
 
   it("validates names and transports, naming the field", async () => {
-    await expect(apps.add({ name: "", transport: { type: "preset", preset: "everything" } })).rejects.toMatchObject({ field: "name" });
-    await expect(apps.add({ name: "X", transport: { type: "http", url: "ftp://example.com" } })).rejects.toMatchObject({ field: "transport.url" });
-    await expect(apps.add({ name: "X", transport: { type: "preset", preset: "nope" } })).rejects.toMatchObject({ field: "transport.preset" });
-    await expect(apps.add({ name: "X", transport: { type: "stdio" } })).rejects.toMatchObject({ field: "transport.command" });
-    await expect(apps.add({ name: "X", transport: { type: "stdio", command: "x", extra: 1 } })).rejects.toMatchObject({ code: "BAD_REQUEST" });
-    await expect(apps.add({ name: "X", transport: { type: "smoke" } })).rejects.toMatchObject({ field: "transport.type" });
+    await expect(apps.add({ name: "", transport: { type: "preset", preset: "everything" } })).rejects.toMatchObject({
+      field: "name",
+    });
+    await expect(apps.add({ name: "X", transport: { type: "http", url: "ftp://example.com" } })).rejects.toMatchObject({
+      field: "transport.url",
+    });
+    await expect(apps.add({ name: "X", transport: { type: "preset", preset: "nope" } })).rejects.toMatchObject({
+      field: "transport.preset",
+    });
+    await expect(apps.add({ name: "X", transport: { type: "stdio" } })).rejects.toMatchObject({
+      field: "transport.command",
+    });
+    await expect(apps.add({ name: "X", transport: { type: "stdio", command: "x", extra: 1 } })).rejects.toMatchObject({
+      code: "BAD_REQUEST",
+    });
+    await expect(apps.add({ name: "X", transport: { type: "smoke" } })).rejects.toMatchObject({
+      field: "transport.type",
+    });
     await expect(apps.update("conn_nope", { enabled: true })).rejects.toMatchObject({ code: "NOT_FOUND" });
     expect(apps.connections()).toHaveLength(3);
   });
 
   it("hides header and env values in views", async () => {
-    const view = await apps.add({ name: "Secret", transport: { type: "http", url: "http://127.0.0.1:9/mcp", headers: { Authorization: "Bearer s3cret" } } });
+    const view = await apps.add({
+      name: "Secret",
+      transport: { type: "http", url: "http://127.0.0.1:9/mcp", headers: { Authorization: "Bearer s3cret" } },
+    });
     expect(view.status).toBe("failed");
     expect(view.error).toBeTruthy();
     expect(JSON.stringify(view)).not.toContain("s3cret");

@@ -38,11 +38,15 @@ function diagnose(files: Record<string, string>): string[] {
   const host = ts.createCompilerHost(OPTIONS);
   const { getSourceFile, fileExists, readFile } = host;
   host.getSourceFile = (name, language, ...rest) =>
-    name in files ? ts.createSourceFile(name, files[name]!, language) : getSourceFile.call(host, name, language, ...rest);
+    name in files
+      ? ts.createSourceFile(name, files[name]!, language)
+      : getSourceFile.call(host, name, language, ...rest);
   host.fileExists = (name) => name in files || fileExists.call(host, name);
   host.readFile = (name) => files[name] ?? readFile.call(host, name);
   const program = ts.createProgram(Object.keys(files), OPTIONS, host);
-  return ts.getPreEmitDiagnostics(program).map((d) => `${d.file?.fileName ?? ""}: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`);
+  return ts
+    .getPreEmitDiagnostics(program)
+    .map((d) => `${d.file?.fileName ?? ""}: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`);
 }
 
 /** The names declared at the top level of a declarations text. */
@@ -50,7 +54,8 @@ function topLevel(text: string): string[] {
   const file = ts.createSourceFile("d.ts", text, ts.ScriptTarget.ES2022);
   return file.statements.map((s) => {
     if (ts.isVariableStatement(s)) return s.declarationList.declarations.map((d) => d.name.getText(file)).join(",");
-    if (ts.isInterfaceDeclaration(s) || ts.isTypeAliasDeclaration(s) || ts.isModuleDeclaration(s)) return s.name.getText(file);
+    if (ts.isInterfaceDeclaration(s) || ts.isTypeAliasDeclaration(s) || ts.isModuleDeclaration(s))
+      return s.name.getText(file);
     return ts.SyntaxKind[s.kind];
   });
 }
@@ -59,7 +64,8 @@ describe("declarations", () => {
   it("compile for the built-in apps, the presets and a hostile server, and type a program", async () => {
     const text = await declarations(apps.tools(), { maxBytes: 1_000_000 });
     expect(text).not.toContain("left out");
-    for (const slug of ["work_calendar", "notes", "email", "everything", "memory", "files", "odd"]) expect(text).toContain(`  ${slug}: {`);
+    for (const slug of ["work_calendar", "notes", "email", "everything", "memory", "files", "odd"])
+      expect(text).toContain(`  ${slug}: {`);
     const program = `
 async function calendar(): Promise<string[]> {
   const [today, tomorrow] = await Promise.all([
@@ -87,15 +93,23 @@ declare const console: { log(...args: unknown[]): void };
     expect(diagnose({ "/apps.d.ts": text })).toEqual([]);
     const names = topLevel(text);
     expect(names.filter((n) => !n.startsWith("Apps$"))).toEqual(["McpResult", "McpContent", "apps"]);
-    expect(diagnose({ "/apps.d.ts": text, "/use.ts": "export const x: number = pwned + injected;" }).join("\n")).toMatch(/Cannot find name 'pwned'/);
+    expect(
+      diagnose({ "/apps.d.ts": text, "/use.ts": "export const x: number = pwned + injected;" }).join("\n"),
+    ).toMatch(/Cannot find name 'pwned'/);
     expect(text).toContain("Looks harmless *\\/ declare const pwned: number;");
     expect(text).not.toContain("injected: 1");
     expect(text).not.toMatch(/[\u2028\u2029\u0000]/);
     const file = ts.createSourceFile("d.ts", text, ts.ScriptTarget.ES2022);
-    const appsType = (file.statements.find(ts.isVariableStatement)!.declarationList.declarations[0]!.type as ts.TypeLiteralNode).members;
+    const appsType = (
+      file.statements.find(ts.isVariableStatement)!.declarationList.declarations[0]!.type as ts.TypeLiteralNode
+    ).members;
     const odd = appsType.find((m) => m.name?.getText(file) === "odd") as ts.PropertySignature;
     const members = (odd.type as ts.TypeLiteralNode).members.map((m) => m.name?.getText(file));
-    expect(members).toEqual(["add_tool", "do_thing", "do_thing_2", "extra", "fail", "hostile"].filter((m) => m !== "extra" || text.includes("extra(")));
+    expect(members).toEqual(
+      ["add_tool", "do_thing", "do_thing_2", "extra", "fail", "hostile"].filter(
+        (m) => m !== "extra" || text.includes("extra("),
+      ),
+    );
     if (process.env.SHOW_DECLARATIONS) console.log(text);
   });
 

@@ -17,7 +17,16 @@ describe("defaultPolicy", () => {
     expect(defaultPolicy("fetch_page", { readOnlyHint: true, openWorldHint: true })).toBe("ask");
   });
   it("asks for read-only tools whose names suggest they read secrets (get-env of the everything server)", () => {
-    for (const name of ["get-env", "get_env", "getEnv", "read_secret", "list_tokens", "get_environment", "show-api-key", "dumpCredentials"]) {
+    for (const name of [
+      "get-env",
+      "get_env",
+      "getEnv",
+      "read_secret",
+      "list_tokens",
+      "get_environment",
+      "show-api-key",
+      "dumpCredentials",
+    ]) {
       expect(defaultPolicy(name, READ_ONLY), name).toBe("ask");
     }
   });

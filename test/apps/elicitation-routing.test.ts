@@ -6,9 +6,9 @@
  * under the wrong call, and a lone call still gets its question.
  */
 import type { ChildProcess } from "node:child_process";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AppRegistry, PendingInput } from "@/server/apps/registry";
-import path from "node:path";
 import { entryOf, failure, freePort, startApps, startEverythingHttp, stop, type TestApps } from "./helpers";
 
 let t: TestApps;
@@ -21,10 +21,17 @@ beforeAll(async () => {
   apps = t.registry;
   const port = await freePort();
   http = await startEverythingHttp(port);
-  expect((await apps.add({ name: "Local", transport: { type: "preset", preset: "everything" } })).status).toBe("connected");
-  expect((await apps.add({ name: "Web", transport: { type: "http", url: `http://127.0.0.1:${port}/mcp` } })).status).toBe("connected");
+  expect((await apps.add({ name: "Local", transport: { type: "preset", preset: "everything" } })).status).toBe(
+    "connected",
+  );
+  expect(
+    (await apps.add({ name: "Web", transport: { type: "http", url: `http://127.0.0.1:${port}/mcp` } })).status,
+  ).toBe("connected");
   const fixture = path.join(import.meta.dirname, "fixtures", "trouble-server.mjs");
-  expect((await apps.add({ name: "Trouble", transport: { type: "stdio", command: process.execPath, args: [fixture] } })).status).toBe("connected");
+  expect(
+    (await apps.add({ name: "Trouble", transport: { type: "stdio", command: process.execPath, args: [fixture] } }))
+      .status,
+  ).toBe("connected");
 }, 60_000);
 afterAll(async () => {
   await t?.close();
@@ -40,7 +47,10 @@ describe("an App's question goes to the call that asked it", () => {
     await apps.call(entryOf(apps, "web.echo"), { message: "the slow call is out" });
     const error = await failure(apps.call(entryOf(apps, "web.trigger_elicitation_request"), {}, { timeoutMs: 20_000 }));
     expect(error.reason).toBe("input_required");
-    expect(error.input).toMatchObject({ binding: "web.trigger_elicitation_request", tool: "trigger-elicitation-request" });
+    expect(error.input).toMatchObject({
+      binding: "web.trigger_elicitation_request",
+      tool: "trigger-elicitation-request",
+    });
     expect(JSON.stringify((await slow).content)).toContain("Long running operation completed");
     expect(asked).toEqual([error.input]);
     const answered = await error.input!.answer({ action: "accept", content: { name: "Ada" } });
@@ -49,7 +59,9 @@ describe("an App's question goes to the call that asked it", () => {
 
   it("stdio, one call in flight: it gets the question", async () => {
     asked.length = 0;
-    const error = await failure(apps.call(entryOf(apps, "local.trigger_elicitation_request"), {}, { timeoutMs: 20_000 }));
+    const error = await failure(
+      apps.call(entryOf(apps, "local.trigger_elicitation_request"), {}, { timeoutMs: 20_000 }),
+    );
     expect(error.input).toMatchObject({ binding: "local.trigger_elicitation_request" });
     await error.input!.answer({ action: "decline" });
   });

@@ -7,7 +7,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AppRegistry, PendingInput } from "@/server/apps/registry";
-import { startApps, type TestApps, until, entryOf, failure } from "./helpers";
+import { entryOf, failure, startApps, type TestApps, until } from "./helpers";
 
 let t: TestApps;
 let apps: AppRegistry;
@@ -31,7 +31,14 @@ describe("everything preset (stdio)", () => {
     expect(view.slug).toBe("everything");
     expect(view.transport).toEqual({ type: "preset", preset: "everything" });
     const bindings = view.tools.map((x) => x.binding);
-    expect(bindings).toEqual(expect.arrayContaining(["everything.echo", "everything.get_sum", "everything.read_resource", "everything.get_prompt"]));
+    expect(bindings).toEqual(
+      expect.arrayContaining([
+        "everything.echo",
+        "everything.get_sum",
+        "everything.read_resource",
+        "everything.get_prompt",
+      ]),
+    );
     expect(view.resources.length).toBeGreaterThan(0);
     expect(view.prompts.map((p) => p.name)).toContain("simple-prompt");
     expect(entry("everything.echo").policy).toBe("allow");
@@ -39,11 +46,16 @@ describe("everything preset (stdio)", () => {
   });
 
   it("calls echo, get-sum and a tool with an output schema", async () => {
-    expect((await apps.call(entry("everything.echo"), { message: "hello" })).content).toEqual([{ type: "text", text: "Echo: hello" }]);
+    expect((await apps.call(entry("everything.echo"), { message: "hello" })).content).toEqual([
+      { type: "text", text: "Echo: hello" },
+    ]);
     const sum = await apps.call(entry("everything.get_sum"), { a: 2, b: 40 });
     expect(JSON.stringify(sum.content)).toContain("42");
     const weather = await apps.call(entry("everything.get_structured_content"), { location: "Chicago" });
-    expect(weather.structuredContent).toMatchObject({ temperature: expect.any(Number), conditions: expect.any(String) });
+    expect(weather.structuredContent).toMatchObject({
+      temperature: expect.any(Number),
+      conditions: expect.any(String),
+    });
     expect((await failure(apps.call(entry("everything.get_sum"), { a: "2", b: 40 }))).reason).toBe("invalid_arguments");
   });
 
@@ -53,16 +65,22 @@ describe("everything preset (stdio)", () => {
     expect((read.structuredContent as { contents: { uri: string }[] }).contents[0]?.uri).toBe(uri);
     const prompt = await apps.call(entry("everything.get_prompt"), { name: "simple-prompt" });
     expect((prompt.structuredContent as { messages: unknown[] }).messages.length).toBeGreaterThan(0);
-    expect((await failure(apps.call(entry("everything.get_prompt"), { name: "no-such-prompt" }))).reason).toBe("invalid_arguments");
+    expect((await failure(apps.call(entry("everything.get_prompt"), { name: "no-such-prompt" }))).reason).toBe(
+      "invalid_arguments",
+    );
   });
 
   it("times out a long call and stays usable", async () => {
     const started = Date.now();
-    const error = await failure(apps.call(entry("everything.trigger_long_running_operation"), { duration: 5, steps: 5 }, { timeoutMs: 300 }));
+    const error = await failure(
+      apps.call(entry("everything.trigger_long_running_operation"), { duration: 5, steps: 5 }, { timeoutMs: 300 }),
+    );
     expect(error.reason).toBe("timeout");
     expect(Date.now() - started).toBeLessThan(2000);
     expect(apps.connection(everythingId)?.status).toBe("connected");
-    expect((await apps.call(entry("everything.echo"), { message: "still here" })).content).toEqual([{ type: "text", text: "Echo: still here" }]);
+    expect((await apps.call(entry("everything.echo"), { message: "still here" })).content).toEqual([
+      { type: "text", text: "Echo: still here" },
+    ]);
   });
 
   it("an elicitation fails the call with input_required; the answer completes it", async () => {
@@ -71,9 +89,15 @@ describe("everything preset (stdio)", () => {
     const input = error.input!;
     expect(asked).toContain(input);
     expect(apps.pendingInput(input.id)).toBe(input);
-    expect(input).toMatchObject({ connectionId: everythingId, binding: "everything.trigger_elicitation_request", state: "pending" });
+    expect(input).toMatchObject({
+      connectionId: everythingId,
+      binding: "everything.trigger_elicitation_request",
+      state: "pending",
+    });
     expect(input.requestedSchema).toMatchObject({ type: "object", required: ["name"] });
-    await expect(input.answer({ action: "accept", content: { check: true } })).rejects.toMatchObject({ reason: "invalid_arguments" });
+    await expect(input.answer({ action: "accept", content: { check: true } })).rejects.toMatchObject({
+      reason: "invalid_arguments",
+    });
     expect(input.state).toBe("pending");
     const result = await input.answer({ action: "accept", content: { name: "Ada Lovelace", check: true } });
     expect(JSON.stringify(result.content)).toContain("Ada Lovelace");
@@ -85,7 +109,9 @@ describe("everything preset (stdio)", () => {
   it("a server killed mid-call: the call fails as unavailable, the connection fails, then reconnects", async () => {
     const pid = apps.processId(everythingId);
     expect(pid).toBeGreaterThan(0);
-    const pending = failure(apps.call(entry("everything.trigger_long_running_operation"), { duration: 10, steps: 2 }, { timeoutMs: 20_000 }));
+    const pending = failure(
+      apps.call(entry("everything.trigger_long_running_operation"), { duration: 10, steps: 2 }, { timeoutMs: 20_000 }),
+    );
     await new Promise((r) => setTimeout(r, 200));
     const started = Date.now();
     process.kill(pid!, "SIGKILL");
@@ -100,7 +126,9 @@ describe("everything preset (stdio)", () => {
     }
     await until(() => apps.connection(everythingId)?.status === "connected", 10_000);
     expect(apps.processId(everythingId)).not.toBe(pid);
-    expect((await apps.call(entry("everything.echo"), { message: "back" })).content).toEqual([{ type: "text", text: "Echo: back" }]);
+    expect((await apps.call(entry("everything.echo"), { message: "back" })).content).toEqual([
+      { type: "text", text: "Echo: back" },
+    ]);
   });
 });
 

@@ -13,7 +13,10 @@ import { type Db, openDb } from "@/server/db/client";
 import { migrate } from "@/server/db/migrate";
 
 export const ODD_SERVER = path.join(import.meta.dirname, "fixtures", "odd-server.mjs");
-export const EVERYTHING = path.join(process.cwd(), "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+export const EVERYTHING = path.join(
+  process.cwd(),
+  "node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+);
 
 export interface TestApps {
   db: Db;
@@ -60,7 +63,10 @@ export async function freePort(): Promise<number> {
 
 /** Starts the everything server in Streamable HTTP mode on `port`; resolves when it accepts connections. */
 export async function startEverythingHttp(port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [EVERYTHING, "streamableHttp"], { env: { ...process.env, PORT: String(port) }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [EVERYTHING, "streamableHttp"], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   child.stdout?.resume();
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error("the everything server did not start")), 15_000);

@@ -6,7 +6,17 @@
 import type { ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AppRegistry } from "@/server/apps/registry";
-import { freePort, ODD_SERVER, startApps, startEverythingHttp, stop, type TestApps, until, entryOf, failure } from "./helpers";
+import {
+  entryOf,
+  failure,
+  freePort,
+  ODD_SERVER,
+  startApps,
+  startEverythingHttp,
+  stop,
+  type TestApps,
+  until,
+} from "./helpers";
 
 let t: TestApps;
 let apps: AppRegistry;
@@ -28,18 +38,31 @@ const entry = (binding: string) => entryOf(apps, binding);
 describe("everything server over Streamable HTTP", () => {
   let id: string;
   it("connects as an http connection and calls tools", async () => {
-    const view = await apps.add({ name: "Everything HTTP", transport: { type: "http", url: `http://127.0.0.1:${port}/mcp` } });
+    const view = await apps.add({
+      name: "Everything HTTP",
+      transport: { type: "http", url: `http://127.0.0.1:${port}/mcp` },
+    });
     expect(view.status).toBe("connected");
     id = view.id;
     expect(view.slug).toBe("everything_http");
-    expect((await apps.call(entry("everything_http.echo"), { message: "over http" })).content).toEqual([{ type: "text", text: "Echo: over http" }]);
+    expect((await apps.call(entry("everything_http.echo"), { message: "over http" })).content).toEqual([
+      { type: "text", text: "Echo: over http" },
+    ]);
     expect(JSON.stringify((await apps.call(entry("everything_http.get_sum"), { a: 1, b: 2 })).content)).toContain("3");
-    const error = await failure(apps.call(entry("everything_http.trigger_long_running_operation"), { duration: 3, steps: 3 }, { timeoutMs: 300 }));
+    const error = await failure(
+      apps.call(entry("everything_http.trigger_long_running_operation"), { duration: 3, steps: 3 }, { timeoutMs: 300 }),
+    );
     expect(error.reason).toBe("timeout");
   });
 
   it("a server that goes away mid-call fails the call without hanging, then the connection recovers", async () => {
-    const pending = failure(apps.call(entry("everything_http.trigger_long_running_operation"), { duration: 10, steps: 2 }, { timeoutMs: 8000 }));
+    const pending = failure(
+      apps.call(
+        entry("everything_http.trigger_long_running_operation"),
+        { duration: 10, steps: 2 },
+        { timeoutMs: 8000 },
+      ),
+    );
     await new Promise((r) => setTimeout(r, 200));
     const started = Date.now();
     await stop(server);
@@ -52,11 +75,16 @@ describe("everything server over Streamable HTTP", () => {
     expect(apps.connection(id)?.error).toBeTruthy();
     server = await startEverythingHttp(port);
     await until(() => apps.connection(id)?.status === "connected", 15_000);
-    expect((await apps.call(entry("everything_http.echo"), { message: "again" })).content).toEqual([{ type: "text", text: "Echo: again" }]);
+    expect((await apps.call(entry("everything_http.echo"), { message: "again" })).content).toEqual([
+      { type: "text", text: "Echo: again" },
+    ]);
   });
 
   it("a URL nobody serves is failed with its error, and keeps retrying", async () => {
-    const view = await apps.add({ name: "Nobody", transport: { type: "http", url: `http://127.0.0.1:${await freePort()}/mcp` } });
+    const view = await apps.add({
+      name: "Nobody",
+      transport: { type: "http", url: `http://127.0.0.1:${await freePort()}/mcp` },
+    });
     expect(view.status).toBe("failed");
     expect(view.error).toMatch(/reach|fetch|ECONNREFUSED|connect/i);
     await apps.remove(view.id);
@@ -66,7 +94,10 @@ describe("everything server over Streamable HTTP", () => {
 describe("a stdio server of our own", () => {
   let id: string;
   beforeAll(async () => {
-    const view = await apps.add({ name: "Odd", transport: { type: "stdio", command: process.execPath, args: [ODD_SERVER] } });
+    const view = await apps.add({
+      name: "Odd",
+      transport: { type: "stdio", command: process.execPath, args: [ODD_SERVER] },
+    });
     expect(view.status).toBe("connected");
     id = view.id;
   });

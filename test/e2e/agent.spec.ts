@@ -51,7 +51,10 @@ test("a chat turn: the model's program runs in the page's worker and its final a
   await expect(page.getByRole("button", { name: "Send" })).toBeVisible();
 });
 
-test("Send the notes to the team: waits, the decision card shows the arguments, approve, one mail is sent", async ({ page, request }) => {
+test("Send the notes to the team: waits, the decision card shows the arguments, approve, one mail is sent", async ({
+  page,
+  request,
+}) => {
   const before = await sentMailCount(request);
   await signIn(page);
   await newChat(page);
@@ -109,7 +112,10 @@ test("cancel a waiting run: it ends Cancelled and its decision is withdrawn", as
 
 test("an API turn runs the program on the server and answers with the turn", async ({ request }) => {
   const chat = await (await request.post("/v1/chats", { headers: admin, data: { title: "API turn" } })).json();
-  const r = await request.post(`/v1/chats/${chat.id}/turns`, { headers: admin, data: { message: "Which calendar meetings are busy?" } });
+  const r = await request.post(`/v1/chats/${chat.id}/turns`, {
+    headers: admin,
+    data: { message: "Which calendar meetings are busy?" },
+  });
   expect(r.status()).toBe(200);
   const turn = await r.json();
   expect(turn.status).toBe("Completed");

@@ -29,7 +29,14 @@ test.beforeAll(async () => {
   test.setTimeout(120_000);
   rmSync(DATA_DIR, { recursive: true, force: true });
   server = spawn(process.execPath, ["scripts/server.mjs"], {
-    env: { ...process.env, PORT: String(PORT), HOST: "127.0.0.1", OPENBOT_DATA_DIR: DATA_DIR, OPENBOT_ADMIN_TOKEN: TOKEN, OPENBOT_APP_CALL_TIMEOUT_MS: "1500" },
+    env: {
+      ...process.env,
+      PORT: String(PORT),
+      HOST: "127.0.0.1",
+      OPENBOT_DATA_DIR: DATA_DIR,
+      OPENBOT_ADMIN_TOKEN: TOKEN,
+      OPENBOT_APP_CALL_TIMEOUT_MS: "1500",
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   server.stdout!.on("data", (d) => (log += d));
@@ -42,7 +49,14 @@ test.beforeAll(async () => {
     await new Promise((r) => setTimeout(r, 250));
   }
   const current = await (await api.get("/v1/platform/settings", { headers: admin })).json();
-  expect((await api.patch("/v1/platform/settings", { headers: admin, data: { expectedVersion: current.version, codeMode: { enabled: true } } })).status()).toBe(200);
+  expect(
+    (
+      await api.patch("/v1/platform/settings", {
+        headers: admin,
+        data: { expectedVersion: current.version, codeMode: { enabled: true } },
+      })
+    ).status(),
+  ).toBe(200);
   const added = await api.post("/v1/connections", {
     headers: admin,
     data: { name: "Trouble", transport: { type: "stdio", command: process.execPath, args: [FIXTURE] } },
@@ -107,7 +121,10 @@ test("an App slower than the call deadline: timeout", async () => {
 });
 
 test("the log has error ids and kinds, never an echoed vault secret or the program's error text", async () => {
-  const entry = await api.post("/v1/vault", { headers: admin, data: { name: "billing/token", secret: SECRET, allow: [{ connection: "trouble", tool: "fail" }] } });
+  const entry = await api.post("/v1/vault", {
+    headers: admin,
+    data: { name: "billing/token", secret: SECRET, allow: [{ connection: "trouble", tool: "fail" }] },
+  });
   expect(entry.status(), await entry.text()).toBe(201);
   const { chatId, record } = await run(`let seen
 try {
@@ -119,7 +136,9 @@ console.log("the App said", seen)
 throw new Error("${PROGRAM_TEXT}: " + seen)`);
   expect(record.status).toBe("Waiting");
   const [decision] = await (await api.get(`/v1/decisions?status=pending&chatId=${chatId}`, { headers: admin })).json();
-  expect((await api.post(`/v1/decisions/${decision.id}`, { headers: admin, data: { decision: "allow" } })).status()).toBe(200);
+  expect(
+    (await api.post(`/v1/decisions/${decision.id}`, { headers: admin, data: { decision: "allow" } })).status(),
+  ).toBe(200);
   let after = record;
   await expect
     .poll(async () => {
@@ -139,7 +158,11 @@ throw new Error("${PROGRAM_TEXT}: " + seen)`);
 
   const lines = log.split("\n");
   expect(lines.some((line) => line.includes(after.result.errorId) && line.includes('"kind":"Error"'))).toBe(true);
-  expect(lines.some((line) => line.includes('"event":"app_call_failed"') && line.includes('"kind":"AppCallError:tool_error"'))).toBe(true);
+  expect(
+    lines.some(
+      (line) => line.includes('"event":"app_call_failed"') && line.includes('"kind":"AppCallError:tool_error"'),
+    ),
+  ).toBe(true);
   expect(log).not.toContain(SECRET);
   expect(log).not.toContain(PROGRAM_TEXT);
   expect(log).not.toContain("The App refused");

@@ -36,8 +36,11 @@ test("add the everything preset, allow its echo tool, and call it from a program
   await expect(app.getByLabel("Policy of everything.echo")).toHaveValue("allow");
   await page.screenshot({ path: "test-results/screenshots/admin-apps.png", fullPage: true });
 
-  const card = await runProgram(page, `const r = await apps.everything.echo({ message: "hello from QuickJS" })
-return r.content[0].text`);
+  const card = await runProgram(
+    page,
+    `const r = await apps.everything.echo({ message: "hello from QuickJS" })
+return r.content[0].text`,
+  );
   await expect(card).toHaveAttribute("data-status", "Completed");
   await expect(card.getByTestId("run-value")).toContainText("hello from QuickJS");
   await expect(card.getByTestId("run-calls")).toContainText("apps.everything.echo");
@@ -49,12 +52,15 @@ test("deny: the program's call throws AppCallDenied and nothing is sent", async 
   const app = page.getByRole("region", { name: "App Everything" });
   await app.getByLabel("Policy of everything.echo").selectOption("deny");
   await expect(app.getByLabel("Policy of everything.echo")).toHaveValue("deny");
-  const card = await runProgram(page, `try {
+  const card = await runProgram(
+    page,
+    `try {
   await apps.everything.echo({ message: "x" })
   return "sent"
 } catch (error) {
   return error.name
-}`);
+}`,
+  );
   await expect(card.getByTestId("run-value")).toContainText("AppCallDenied");
   await expect(card.getByTestId("run-calls")).toContainText("AppCallDenied");
 });
@@ -72,13 +78,22 @@ test("Admin → API keys: add a person, create a key shown once, and it works", 
   await page.screenshot({ path: "test-results/screenshots/admin-keys.png", fullPage: true });
   const chats = await request.get("/v1/chats", { headers: { Authorization: `Bearer ${token}` } });
   expect(chats.status()).toBe(200);
-  expect((await request.get("/v1/platform/settings", { headers: { Authorization: `Bearer ${token}` } })).status()).toBe(403);
+  expect((await request.get("/v1/platform/settings", { headers: { Authorization: `Bearer ${token}` } })).status()).toBe(
+    403,
+  );
 });
 
 test("every admin page keeps its layout on a narrow window", async ({ page }) => {
   await signIn(page);
   await page.setViewportSize({ width: 390, height: 800 });
-  for (const name of ["Admin · Settings", "Admin · Apps", "Admin · Model", "Admin · API keys", "Admin · Vault", "Chats"]) {
+  for (const name of [
+    "Admin · Settings",
+    "Admin · Apps",
+    "Admin · Model",
+    "Admin · API keys",
+    "Admin · Vault",
+    "Chats",
+  ]) {
     await page.getByRole("link", { name }).click();
     await page.waitForLoadState("networkidle");
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
@@ -100,7 +115,10 @@ test("screenshots of the admin settings page on a narrow window and in dark mode
   await page.getByLabel("Theme").selectOption("system");
 });
 
-test("a tool's policy goes back to its default from Admin → Apps (and the API takes null)", async ({ page, request }) => {
+test("a tool's policy goes back to its default from Admin → Apps (and the API takes null)", async ({
+  page,
+  request,
+}) => {
   await signIn(page);
   await page.getByRole("link", { name: "Admin · Apps" }).click();
   const app = page.getByRole("region", { name: "App Everything" });
@@ -111,16 +129,28 @@ test("a tool's policy goes back to its default from Admin → Apps (and the API 
   await expect(select).toHaveValue("");
   await expect(select.locator("option").first()).toHaveText(/^default \((allow|ask|deny)\)$/);
   const headers = admin;
-  type Listed = { name: string; id: string; tools: { name: string; policy: string; defaultPolicy: string; overridden: boolean }[] };
-  const listed = (await (await request.get("/v1/connections", { headers })).json()) as Listed[] | { connections: Listed[] };
+  type Listed = {
+    name: string;
+    id: string;
+    tools: { name: string; policy: string; defaultPolicy: string; overridden: boolean }[];
+  };
+  const listed = (await (await request.get("/v1/connections", { headers })).json()) as
+    | Listed[]
+    | { connections: Listed[] };
   const everything = (Array.isArray(listed) ? listed : listed.connections).find((c) => c.name === "Everything")!;
   const echo = everything.tools.find((t) => t.name === "echo")!;
   expect(echo).toMatchObject({ policy: echo.defaultPolicy, overridden: false });
-  const patched = await request.patch(`/v1/connections/${everything.id}/policies`, { headers, data: { echo: "allow" } });
+  const patched = await request.patch(`/v1/connections/${everything.id}/policies`, {
+    headers,
+    data: { echo: "allow" },
+  });
   expect(patched.status()).toBe(200);
   const reset = await request.patch(`/v1/connections/${everything.id}/policies`, { headers, data: { echo: null } });
   expect(reset.status()).toBe(200);
-  expect(((await reset.json()) as { tools: { name: string; policy: string }[] }).tools.find((t) => t.name === "echo")?.policy).toBe(echo.defaultPolicy);
+  expect(
+    ((await reset.json()) as { tools: { name: string; policy: string }[] }).tools.find((t) => t.name === "echo")
+      ?.policy,
+  ).toBe(echo.defaultPolicy);
   const bad = await request.patch(`/v1/connections/${everything.id}/policies`, { headers, data: { echo: "maybe" } });
   expect(bad.status()).toBe(400);
   expect(((await bad.json()) as { error: { message: string } }).error.message).toContain('"allow", "ask" or "deny"');

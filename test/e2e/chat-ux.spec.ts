@@ -11,7 +11,10 @@ import { admin, CALENDAR_PROGRAM, newChat, patchSettings, signIn } from "./helpe
 test.describe.configure({ mode: "serial" });
 
 test.beforeAll(async ({ request }) => {
-  await patchSettings(request, { codeMode: { enabled: true }, model: { provider: "openai-compatible", baseURL: STUB_URL, model: "stub-1", apiKey: "sk-e2e" } });
+  await patchSettings(request, {
+    codeMode: { enabled: true },
+    model: { provider: "openai-compatible", baseURL: STUB_URL, model: "stub-1", apiKey: "sk-e2e" },
+  });
 });
 test.afterAll(async ({ request }) => {
   await patchSettings(request, { model: null });
@@ -29,16 +32,24 @@ async function messages(request: APIRequestContext, chatId: string) {
 }
 
 async function memberKeys(request: APIRequestContext) {
-  const user = await (await request.post("/v1/users", { headers: admin, data: { name: `Member ${Date.now()}`, role: "member" } })).json();
+  const user = await (
+    await request.post("/v1/users", { headers: admin, data: { name: `Member ${Date.now()}`, role: "member" } })
+  ).json();
   const key = async (permissions: string[]) => {
-    const r = await request.post("/v1/api-keys", { headers: admin, data: { userId: user.id, name: permissions.join(","), permissions } });
+    const r = await request.post("/v1/api-keys", {
+      headers: admin,
+      data: { userId: user.id, name: permissions.join(","), permissions },
+    });
     expect(r.status()).toBe(201);
     return { Authorization: `Bearer ${(await r.json()).token}` };
   };
   return { writer: await key(["apps.use", "sessions.read", "sessions.write"]), reader: await key(["sessions.read"]) };
 }
 
-test("the answer's Markdown is rendered: headings, a table, a task list, highlighted code with a copy button, a safe link", async ({ page, context }) => {
+test("the answer's Markdown is rendered: headings, a table, a task list, highlighted code with a copy button, a safe link", async ({
+  page,
+  context,
+}) => {
   await context.grantPermissions(["clipboard-read", "clipboard-write"]);
   await signIn(page);
   await newChat(page);
@@ -69,7 +80,9 @@ test("the answer's Markdown is rendered: headings, a table, a task list, highlig
   await expect(page.getByRole("button", { name: "Stop" })).toHaveCount(0);
   await code.getByRole("button", { name: "Copy code" }).click();
   await expect(code.getByRole("button", { name: "Copy code: copied" })).toBeVisible();
-  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe('const total = 3 + 1\nconsole.log("total", total)');
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(
+    'const total = 3 + 1\nconsole.log("total", total)',
+  );
   await page.screenshot({ path: "test-results/screenshots/chat-markdown.png", fullPage: true });
 });
 
@@ -79,7 +92,8 @@ test("Enter twice in one moment sends one message and starts one turn", async ({
   await page.getByRole("textbox", { name: "Message" }).fill("Say hello");
   // Two Enters before React can re-render: the second must not send again.
   await page.getByRole("textbox", { name: "Message" }).evaluate((el) => {
-    for (let i = 0; i < 2; i++) el.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true, cancelable: true }));
+    for (let i = 0; i < 2; i++)
+      el.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true, cancelable: true }));
   });
   await expect(page.getByText("Hello from the stub model.")).toBeVisible();
   await expect(page.getByTestId("message-user")).toHaveCount(1);
@@ -88,14 +102,28 @@ test("Enter twice in one moment sends one message and starts one turn", async ({
   expect(stored.filter((m) => m.role === "assistant")).toHaveLength(1);
 });
 
-test("the server refuses a second turn while one runs in the chat: 409 with a message, REST and tRPC", async ({ request }) => {
+test("the server refuses a second turn while one runs in the chat: 409 with a message, REST and tRPC", async ({
+  request,
+}) => {
   const chat = await (await request.post("/v1/chats", { headers: admin, data: {} })).json();
-  const first = request.post(`/v1/chats/${chat.id}/turns`, { headers: admin, data: { message: "Please answer slowly" } });
+  const first = request.post(`/v1/chats/${chat.id}/turns`, {
+    headers: admin,
+    data: { message: "Please answer slowly" },
+  });
   await expect.poll(async () => (await messages(request, chat.id)).length).toBeGreaterThan(0);
-  const second = await request.post(`/v1/chats/${chat.id}/turns`, { headers: admin, data: { message: "And another thing" } });
+  const second = await request.post(`/v1/chats/${chat.id}/turns`, {
+    headers: admin,
+    data: { message: "And another thing" },
+  });
   expect(second.status()).toBe(409);
-  expect((await second.json()).error).toMatchObject({ code: "CONFLICT", message: expect.stringContaining("still answering") });
-  const viaTrpc = await request.post("/api/trpc/turns.send", { headers: admin, data: { chatId: chat.id, message: "And another thing" } });
+  expect((await second.json()).error).toMatchObject({
+    code: "CONFLICT",
+    message: expect.stringContaining("still answering"),
+  });
+  const viaTrpc = await request.post("/api/trpc/turns.send", {
+    headers: admin,
+    data: { chatId: chat.id, message: "And another thing" },
+  });
   expect(viaTrpc.status()).toBe(409);
   expect(JSON.stringify(await viaTrpc.json())).toContain("still answering");
   // Deleting the chat stops the running turn; the first request then ends.
@@ -157,14 +185,19 @@ test("chat management from the UI: automatic title, rename, pin, search, delete"
   await page.screenshot({ path: "test-results/screenshots/chat-list.png", fullPage: true });
 
   await page.getByRole("button", { name: "Delete", exact: true }).click();
-  await page.getByRole("alertdialog", { name: "Delete this chat?" }).getByRole("button", { name: "Delete chat" }).click();
+  await page
+    .getByRole("alertdialog", { name: "Delete this chat?" })
+    .getByRole("button", { name: "Delete chat" })
+    .click();
   await expect(page).toHaveURL(/\/$/);
   await expect(list.getByRole("link", { name: "Quarterly plan" })).toHaveCount(0);
   await page.goto(`/chats/${chatId}`);
   await expect(page.getByText("No such chat.")).toBeVisible();
 });
 
-test("chat management over REST: PATCH and DELETE /v1/chats/:id with their checks; delete takes runs, messages and decisions", async ({ request }) => {
+test("chat management over REST: PATCH and DELETE /v1/chats/:id with their checks; delete takes runs, messages and decisions", async ({
+  request,
+}) => {
   const { writer, reader } = await memberKeys(request);
   const mine = await (await request.post("/v1/chats", { headers: writer, data: { title: "Member chat" } })).json();
   const theirs = await (await request.post("/v1/chats", { headers: admin, data: { title: "Admin chat" } })).json();
@@ -185,21 +218,40 @@ test("chat management over REST: PATCH and DELETE /v1/chats/:id with their check
   expect(unknown.status()).toBe(400);
   expect((await unknown.json()).error.message).toContain("colour");
 
-  const renamed = await request.patch(`/v1/chats/${mine.id}`, { headers: writer, data: { title: "Renamed by its owner", pinned: true } });
+  const renamed = await request.patch(`/v1/chats/${mine.id}`, {
+    headers: writer,
+    data: { title: "Renamed by its owner", pinned: true },
+  });
   expect(renamed.status()).toBe(200);
   expect(await renamed.json()).toMatchObject({ id: mine.id, title: "Renamed by its owner", pinned: true });
-  const found = await (await request.get(`/v1/chats?query=${encodeURIComponent("renamed BY")}`, { headers: writer })).json();
+  const found = await (
+    await request.get(`/v1/chats?query=${encodeURIComponent("renamed BY")}`, { headers: writer })
+  ).json();
   expect(found.map((c: { id: string }) => c.id)).toEqual([mine.id]);
   const all = await (await request.get("/v1/chats", { headers: admin })).json();
   expect(all[0].id).toBe(mine.id);
-  expect((await request.patch(`/v1/chats/${theirs.id}`, { headers: admin, data: { title: "Admins may rename any chat" } })).status()).toBe(200);
+  expect(
+    (
+      await request.patch(`/v1/chats/${theirs.id}`, { headers: admin, data: { title: "Admins may rename any chat" } })
+    ).status(),
+  ).toBe(200);
 
   // A chat with a finished run, a turn with messages, and a run waiting on a decision.
-  const run = await (await request.post(`/v1/chats/${mine.id}/code-runs`, { headers: writer, data: { code: CALENDAR_PROGRAM, reason: "busy" } })).json();
+  const run = await (
+    await request.post(`/v1/chats/${mine.id}/code-runs`, {
+      headers: writer,
+      data: { code: CALENDAR_PROGRAM, reason: "busy" },
+    })
+  ).json();
   expect(run.status).toBe("Completed");
-  const turn = await request.post(`/v1/chats/${theirs.id}/turns`, { headers: admin, data: { message: "Send the notes to the team" } });
+  const turn = await request.post(`/v1/chats/${theirs.id}/turns`, {
+    headers: admin,
+    data: { message: "Send the notes to the team" },
+  });
   expect(turn.status()).toBe(200);
-  const pending = await (await request.get(`/v1/decisions?status=pending&chatId=${theirs.id}`, { headers: admin })).json();
+  const pending = await (
+    await request.get(`/v1/decisions?status=pending&chatId=${theirs.id}`, { headers: admin })
+  ).json();
   expect(pending).toHaveLength(1);
   const waitingRun = pending[0].request.code.run as string;
 
@@ -210,11 +262,16 @@ test("chat management over REST: PATCH and DELETE /v1/chats/:id with their check
   expect((await request.delete(`/v1/chats/${theirs.id}`, { headers: admin })).status()).toBe(200);
   expect((await request.get(`/v1/chats/${theirs.id}/messages`, { headers: admin })).status()).toBe(404);
   expect((await request.get(`/v1/code-runs/${waitingRun}`, { headers: admin })).status()).toBe(404);
-  expect(await (await request.get(`/v1/decisions?status=pending&chatId=${theirs.id}`, { headers: admin })).json()).toEqual([]);
+  expect(
+    await (await request.get(`/v1/decisions?status=pending&chatId=${theirs.id}`, { headers: admin })).json(),
+  ).toEqual([]);
   expect((await request.delete(`/v1/chats/${theirs.id}`, { headers: admin })).status()).toBe(404);
 });
 
-test("first run: the home page's checklist for admins, links from manual mode and from Unavailable to the settings, suggested tasks", async ({ page, request }) => {
+test("first run: the home page's checklist for admins, links from manual mode and from Unavailable to the settings, suggested tasks", async ({
+  page,
+  request,
+}) => {
   await patchSettings(request, { codeMode: { enabled: false }, model: null });
   try {
     await signIn(page);
@@ -227,7 +284,10 @@ test("first run: the home page's checklist for admins, links from manual mode an
     await expect(page).toHaveURL(/\/admin\/settings$/);
 
     await newChat(page);
-    await expect(page.getByTestId("manual-mode").getByRole("link", { name: "Set a model" })).toHaveAttribute("href", "/admin/model");
+    await expect(page.getByTestId("manual-mode").getByRole("link", { name: "Set a model" })).toHaveAttribute(
+      "href",
+      "/admin/model",
+    );
     await page.getByRole("textbox", { name: "Program" }).fill("return 1");
     await page.getByRole("button", { name: "Run program" }).click();
     const failure = page.getByTestId("run-card").last();
@@ -235,7 +295,10 @@ test("first run: the home page's checklist for admins, links from manual mode an
     await failure.getByRole("link", { name: "Turn Code Mode on in Settings" }).click();
     await expect(page).toHaveURL(/\/admin\/settings$/);
   } finally {
-    await patchSettings(request, { codeMode: { enabled: true }, model: { provider: "openai-compatible", baseURL: STUB_URL, model: "stub-1", apiKey: "sk-e2e" } });
+    await patchSettings(request, {
+      codeMode: { enabled: true },
+      model: { provider: "openai-compatible", baseURL: STUB_URL, model: "stub-1", apiKey: "sk-e2e" },
+    });
   }
   await page.goto("/");
   await expect(page.getByTestId("first-run").getByRole("heading", { name: "OpenBot is ready" })).toBeVisible();
@@ -246,20 +309,26 @@ test("first run: the home page's checklist for admins, links from manual mode an
   await expect(page.getByRole("textbox", { name: "Message" })).toHaveValue("Summarise my week as a Markdown table");
 });
 
-test("the decision card says what the call does, shows the arguments once, takes focus and answers to the D key", async ({ page }) => {
+test("the decision card says what the call does, shows the arguments once, takes focus and answers to the D key", async ({
+  page,
+}) => {
   await signIn(page);
   await newChat(page);
   await send(page, "Send the notes to the team");
   const card = page.getByTestId("decision-card");
   await expect(card).toBeFocused();
   await expect(card.getByRole("heading", { name: /Send email · Email/ })).toBeVisible();
-  await expect(card.getByTestId("decision-summary")).toHaveText(/^Send email to team@example.com — subject 'Q4 planning', body '/);
+  await expect(card.getByTestId("decision-summary")).toHaveText(
+    /^Send email to team@example.com — subject 'Q4 planning', body '/,
+  );
   await expect(card).toContainText("Sends an email (to the outbox)");
   await expect(card.getByTestId("decision-annotations")).toHaveText(/Changes data.*Reaches outside OpenBot/);
   await expect(card.getByTestId("decision-annotations")).not.toContainText("May delete");
   await expect(card.getByTestId("decision-program-line")).toContainText("3 const sent = await apps.email.send_email(");
   await expect(card).toContainText("call 2 of run");
-  await expect(page.getByTestId("run-card").first().getByTestId("run-duration")).toHaveText(/^waiting \d+(\.\d)? (ms|s)$/);
+  await expect(page.getByTestId("run-card").first().getByTestId("run-duration")).toHaveText(
+    /^waiting \d+(\.\d)? (ms|s)$/,
+  );
   await expect(card.getByTestId("decision-arguments")).toContainText("team@example.com");
   await page.screenshot({ path: "test-results/screenshots/chat-decision-card.png", fullPage: true });
   await page.keyboard.press("d");
@@ -268,7 +337,10 @@ test("the decision card says what the call does, shows the arguments once, takes
   await expect(page.getByTestId("run-card").first().getByTestId("run-value")).toContainText("AppCallDenied");
 });
 
-test("a run card scales: capped log with show all, copy buttons, duration, call rows that open, collapse, the replay note", async ({ page, context }) => {
+test("a run card scales: capped log with show all, copy buttons, duration, call rows that open, collapse, the replay note", async ({
+  page,
+  context,
+}) => {
   await context.grantPermissions(["clipboard-read", "clipboard-write"]);
   await signIn(page);
   await newChat(page);
@@ -317,7 +389,9 @@ test("a run card scales: capped log with show all, copy buttons, duration, call 
   await page.screenshot({ path: "test-results/screenshots/chat-run-card-scaled.png", fullPage: true });
 });
 
-test("after Allow in model mode the late result is the run card's update and the model's follow-up, never raw JSON", async ({ page }) => {
+test("after Allow in model mode the late result is the run card's update and the model's follow-up, never raw JSON", async ({
+  page,
+}) => {
   await signIn(page);
   await newChat(page);
   await send(page, "Send the notes to the team");
@@ -330,11 +404,16 @@ test("after Allow in model mode the late result is the run card's update and the
   await expect(run.getByTestId("run-value")).toContainText("sent");
   await expect(page.getByText("The result arrived: all done.")).toBeVisible();
   const notice = page.getByTestId("notice").last();
-  await expect(notice).toHaveText("The program “Send the notes to the team” finished after your decision; its card above shows the result.");
+  await expect(notice).toHaveText(
+    "The program “Send the notes to the team” finished after your decision; its card above shows the result.",
+  );
   await expect(page.getByText(/"status":|"runId"|\{"/)).toHaveCount(0);
 });
 
-test("Admin → Model: Test connection tests the unsaved form, and an empty answer is a warning", async ({ page, request }) => {
+test("Admin → Model: Test connection tests the unsaved form, and an empty answer is a warning", async ({
+  page,
+  request,
+}) => {
   await signIn(page);
   await page.getByRole("link", { name: "Admin · Model" }).click();
   await expect(page.getByLabel("Model", { exact: true })).toHaveValue("stub-1");
@@ -361,7 +440,10 @@ test("Admin → Model: Test connection tests the unsaved form, and an empty answ
   expect((await request.post("/v1/platform/model-test", { headers: writer, data: form })).status()).toBe(403);
   const r = await request.post("/v1/platform/model-test", { headers: admin, data: form });
   expect(await r.json()).toMatchObject({ ok: false, warning: true });
-  const bad = await request.post("/v1/platform/model-test", { headers: admin, data: { provider: "openai-compatible", model: "" } });
+  const bad = await request.post("/v1/platform/model-test", {
+    headers: admin,
+    data: { provider: "openai-compatible", model: "" },
+  });
   expect(bad.status()).toBe(400);
   expect((await bad.json()).error.message).toContain("model.model");
 });
@@ -375,14 +457,20 @@ test("Add App: a preset needs no name of its own", async ({ page, request }) => 
   await form.getByRole("button", { name: "Add App" }).click();
   const app = page.getByRole("region", { name: "App Memory" });
   await expect(app).toBeVisible();
-  const connections = (await (await request.get("/v1/connections", { headers: admin })).json()) as { id: string; name: string }[];
+  const connections = (await (await request.get("/v1/connections", { headers: admin })).json()) as {
+    id: string;
+    name: string;
+  }[];
   const memory = connections.find((c) => c.name === "Memory");
   expect(memory).toBeTruthy();
   expect((await request.delete(`/v1/connections/${memory!.id}`, { headers: admin })).status()).toBe(200);
 });
 
 test("a dead App says what was tried and offers Retry now", async ({ page, request }) => {
-  const added = await request.post("/v1/connections", { headers: admin, data: { name: "Dead app", transport: { type: "http", url: "http://127.0.0.1:3159/mcp" } } });
+  const added = await request.post("/v1/connections", {
+    headers: admin,
+    data: { name: "Dead app", transport: { type: "http", url: "http://127.0.0.1:3159/mcp" } },
+  });
   expect(added.status()).toBeLessThan(300);
   const { id } = await added.json();
   try {
@@ -390,7 +478,9 @@ test("a dead App says what was tried and offers Retry now", async ({ page, reque
     await page.getByRole("link", { name: "Admin · Apps" }).click();
     const app = page.getByRole("region", { name: "App Dead app" });
     const error = app.getByTestId("connection-error");
-    await expect(error).toContainText("Tried to reach the MCP server over Streamable HTTP at http://127.0.0.1:3159/mcp.");
+    await expect(error).toContainText(
+      "Tried to reach the MCP server over Streamable HTTP at http://127.0.0.1:3159/mcp.",
+    );
     const updates: string[] = [];
     page.on("request", (r) => {
       if (r.url().includes("connections.update")) updates.push(r.postData() ?? "");

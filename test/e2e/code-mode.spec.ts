@@ -60,7 +60,9 @@ test("with Code Mode off the run fails with Unavailable", async ({ page }) => {
   await setCodeMode(page, true);
 });
 
-test("settings form: a clear message per invalid field, and a version conflict shows the newer values", async ({ page }) => {
+test("settings form: a clear message per invalid field, and a version conflict shows the newer values", async ({
+  page,
+}) => {
   await signIn(page);
   await page.getByRole("link", { name: "Admin · Settings" }).click();
   await page.getByLabel("Time limit (ms)").fill("50");
@@ -104,7 +106,9 @@ test("the code-runs page lists every run of the chat, filters by status, and ope
   await expect(page.getByTestId("run-record")).toContainText("throw new Error('boom')");
 });
 
-test("a result the server did not acknowledge survives a dropped connection and is re-sent after a reload", async ({ page }) => {
+test("a result the server did not acknowledge survives a dropped connection and is re-sent after a reload", async ({
+  page,
+}) => {
   await signIn(page);
   await setCodeMode(page, true);
   let dropped = 0;

@@ -22,15 +22,25 @@ const ASK_PROGRAM = `try {
 
 test.describe.configure({ mode: "serial" });
 
-async function connection(request: APIRequestContext, name: string, transport: Record<string, unknown>, policies: Record<string, string>) {
-  const all = (await (await request.get("/v1/connections", { headers: admin })).json()) as { id: string; name: string }[];
+async function connection(
+  request: APIRequestContext,
+  name: string,
+  transport: Record<string, unknown>,
+  policies: Record<string, string>,
+) {
+  const all = (await (await request.get("/v1/connections", { headers: admin })).json()) as {
+    id: string;
+    name: string;
+  }[];
   let found = all.find((c) => c.name === name);
   if (!found) {
     const r = await request.post("/v1/connections", { headers: admin, data: { name, transport } });
     expect(r.status(), await r.text()).toBe(201);
     found = await r.json();
   }
-  expect((await request.patch(`/v1/connections/${found!.id}/policies`, { headers: admin, data: policies })).status()).toBe(200);
+  expect(
+    (await request.patch(`/v1/connections/${found!.id}/policies`, { headers: admin, data: policies })).status(),
+  ).toBe(200);
   return found!.id;
 }
 
@@ -47,10 +57,18 @@ async function runRecord(request: APIRequestContext, id: string) {
 
 test.beforeAll(async ({ request }) => {
   await patchSettings(request, { codeMode: { enabled: true } });
-  await connection(request, "Everything", { type: "preset", preset: "everything" }, { "trigger-elicitation-request": "allow" });
+  await connection(
+    request,
+    "Everything",
+    { type: "preset", preset: "everything" },
+    { "trigger-elicitation-request": "allow" },
+  );
 });
 
-test("from the chat: the program gets AppInputRequired, the form appears, the answer reaches the App", async ({ page, request }) => {
+test("from the chat: the program gets AppInputRequired, the form appears, the answer reaches the App", async ({
+  page,
+  request,
+}) => {
   await signIn(page);
   const chatId = await newChat(page);
   const write = page.getByRole("button", { name: "Write a program yourself" });
@@ -88,34 +106,64 @@ test("over the API: list the question, refuse strangers and other members, answe
   expect(listed.status()).toBe(200);
   const pending = await listed.json();
   expect(pending).toHaveLength(1);
-  expect(pending[0]).toMatchObject({ operationId, binding: "everything.trigger_elicitation_request", runId: record.id });
+  expect(pending[0]).toMatchObject({
+    operationId,
+    binding: "everything.trigger_elicitation_request",
+    runId: record.id,
+  });
   expect(pending[0].requestedSchema.required).toEqual(["name"]);
 
   expect((await request.get(`/v1/app-operations?chatId=${chatId}`)).status()).toBe(401);
-  expect((await request.post(`/v1/app-operations/${operationId}/input`, { data: { action: "decline" } })).status()).toBe(401);
-  const user = await (await request.post("/v1/users", { headers: admin, data: { name: "Other member", role: "member" } })).json();
-  const key = await (await request.post("/v1/api-keys", { headers: admin, data: { userId: user.id, name: "k", permissions: ["apps.use", "sessions.read", "sessions.write"] } })).json();
+  expect(
+    (await request.post(`/v1/app-operations/${operationId}/input`, { data: { action: "decline" } })).status(),
+  ).toBe(401);
+  const user = await (
+    await request.post("/v1/users", { headers: admin, data: { name: "Other member", role: "member" } })
+  ).json();
+  const key = await (
+    await request.post("/v1/api-keys", {
+      headers: admin,
+      data: { userId: user.id, name: "k", permissions: ["apps.use", "sessions.read", "sessions.write"] },
+    })
+  ).json();
   const other = { Authorization: `Bearer ${key.token}` };
-  expect((await request.post(`/v1/app-operations/${operationId}/input`, { headers: other, data: { action: "decline" } })).status()).toBe(404);
+  expect(
+    (
+      await request.post(`/v1/app-operations/${operationId}/input`, { headers: other, data: { action: "decline" } })
+    ).status(),
+  ).toBe(404);
 
-  const bad = await request.post(`/v1/app-operations/${operationId}/input`, { headers: admin, data: { action: "accept", content: { check: true } } });
+  const bad = await request.post(`/v1/app-operations/${operationId}/input`, {
+    headers: admin,
+    data: { action: "accept", content: { check: true } },
+  });
   expect(bad.status()).toBe(400);
   expect((await bad.json()).error.message).toContain("name");
 
-  const answered = await request.post(`/v1/app-operations/${operationId}/input`, { headers: admin, data: { action: "accept", content: { name: "Grace Hopper", check: true } } });
+  const answered = await request.post(`/v1/app-operations/${operationId}/input`, {
+    headers: admin,
+    data: { action: "accept", content: { name: "Grace Hopper", check: true } },
+  });
   expect(answered.status(), await answered.text()).toBe(200);
   expect(await answered.json()).toMatchObject({ operationId, status: "Completed" });
   expect(await (await request.get(`/v1/app-operations?chatId=${chatId}`, { headers: admin })).json()).toEqual([]);
   const after = await runRecord(request, record.id);
   expect(after.calls[0].app.status).toBe("Completed");
   expect(JSON.stringify(after.calls[0].app.result)).toContain("Name: Grace Hopper");
-  expect((await request.post(`/v1/app-operations/${operationId}/input`, { headers: admin, data: { action: "decline" } })).status()).toBe(409);
+  expect(
+    (
+      await request.post(`/v1/app-operations/${operationId}/input`, { headers: admin, data: { action: "decline" } })
+    ).status(),
+  ).toBe(409);
 });
 
 test.describe("two calls in flight on one connection", () => {
   let everything: ChildProcess | undefined;
   test.beforeAll(async () => {
-    everything = spawn(process.execPath, [EVERYTHING, "streamableHttp"], { env: { ...process.env, PORT: String(HTTP_PORT) }, stdio: ["ignore", "ignore", "pipe"] });
+    everything = spawn(process.execPath, [EVERYTHING, "streamableHttp"], {
+      env: { ...process.env, PORT: String(HTTP_PORT) },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
     await new Promise<void>((resolve, reject) => {
       everything!.once("exit", () => reject(new Error("the everything server exited")));
       everything!.stderr!.on("data", (chunk: Buffer) => {
@@ -152,12 +200,22 @@ return {
     expect(record.status).toBe("Completed");
     expect(record.result.value.slow).toContain("Long running operation completed");
     expect(record.result.value.ask).toBe("AppInputRequired");
-    expect(record.calls.map((c: { app: { status: string } }) => c.app.status)).toEqual(["Completed", "Completed", "InputRequired"]);
+    expect(record.calls.map((c: { app: { status: string } }) => c.app.status)).toEqual([
+      "Completed",
+      "Completed",
+      "InputRequired",
+    ]);
 
     const pending = await (await request.get(`/v1/app-operations?chatId=${chatId}`, { headers: admin })).json();
     expect(pending).toHaveLength(1);
-    expect(pending[0]).toMatchObject({ operationId: record.calls[2].app.id, binding: "everything_web.trigger_elicitation_request" });
-    const answered = await request.post(`/v1/app-operations/${pending[0].operationId}/input`, { headers: admin, data: { action: "accept", content: { name: "Hedy Lamarr" } } });
+    expect(pending[0]).toMatchObject({
+      operationId: record.calls[2].app.id,
+      binding: "everything_web.trigger_elicitation_request",
+    });
+    const answered = await request.post(`/v1/app-operations/${pending[0].operationId}/input`, {
+      headers: admin,
+      data: { action: "accept", content: { name: "Hedy Lamarr" } },
+    });
     expect(await answered.json()).toMatchObject({ status: "Completed" });
     expect(JSON.stringify((await runRecord(request, record.id)).calls[2].app.result)).toContain("Name: Hedy Lamarr");
   });

@@ -13,7 +13,10 @@ export async function signIn(page: Page) {
 
 export async function patchSettings(request: APIRequestContext, patch: Record<string, unknown>) {
   const current = await (await request.get("/v1/platform/settings", { headers: admin })).json();
-  const r = await request.patch("/v1/platform/settings", { headers: admin, data: { expectedVersion: current.version, ...patch } });
+  const r = await request.patch("/v1/platform/settings", {
+    headers: admin,
+    data: { expectedVersion: current.version, ...patch },
+  });
   expect(r.status()).toBe(200);
   return r.json();
 }

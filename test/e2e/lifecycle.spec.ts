@@ -48,7 +48,13 @@ test("first start creates an admin token once; SIGTERM and SIGINT stop cleanly; 
     expect(first.output()).toContain(token);
     const me = await fetch(`${base}/v1/platform/settings`, { headers: { Authorization: `Bearer ${token}` } });
     expect(me.status).toBe(200);
-    const chat = await (await fetch(`${base}/v1/chats`, { method: "POST", headers: { Authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify({ title: "kept" }) })).json();
+    const chat = await (
+      await fetch(`${base}/v1/chats`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify({ title: "kept" }),
+      })
+    ).json();
 
     const t0 = Date.now();
     first.child.kill("SIGTERM");

@@ -13,28 +13,104 @@ test.describe.configure({ mode: "serial" });
 let chatId = "";
 
 test.beforeAll(async ({ request }) => {
-  await patchSettings(request, { codeMode: { enabled: true }, model: { provider: "openai-compatible", baseURL: STUB_URL, model: "stub-1", apiKey: "sk-e2e" } });
-  const chat = await (await request.post("/v1/chats", { headers: admin, data: { title: "Busy meetings this week" } })).json();
+  await patchSettings(request, {
+    codeMode: { enabled: true },
+    model: { provider: "openai-compatible", baseURL: STUB_URL, model: "stub-1", apiKey: "sk-e2e" },
+  });
+  const chat = await (
+    await request.post("/v1/chats", { headers: admin, data: { title: "Busy meetings this week" } })
+  ).json();
   chatId = chat.id;
-  expect((await request.post(`/v1/chats/${chatId}/turns`, { headers: admin, data: { message: "Answer in markdown please" } })).status()).toBe(200);
-  expect((await request.post(`/v1/chats/${chatId}/turns`, { headers: admin, data: { message: "Which calendar meetings are busy?" } })).status()).toBe(200);
-  expect((await request.post(`/v1/chats/${chatId}/code-runs`, { headers: admin, data: { code: CALENDAR_PROGRAM, reason: "Busy meetings" } })).status()).toBe(200);
+  expect(
+    (
+      await request.post(`/v1/chats/${chatId}/turns`, {
+        headers: admin,
+        data: { message: "Answer in markdown please" },
+      })
+    ).status(),
+  ).toBe(200);
+  expect(
+    (
+      await request.post(`/v1/chats/${chatId}/turns`, {
+        headers: admin,
+        data: { message: "Which calendar meetings are busy?" },
+      })
+    ).status(),
+  ).toBe(200);
+  expect(
+    (
+      await request.post(`/v1/chats/${chatId}/code-runs`, {
+        headers: admin,
+        data: { code: CALENDAR_PROGRAM, reason: "Busy meetings" },
+      })
+    ).status(),
+  ).toBe(200);
 });
 test.afterAll(async ({ request }) => {
   await patchSettings(request, { model: null });
 });
 
 const PAGES: { name: string; path: () => string; title: RegExp; ready: (page: Page) => Promise<void> }[] = [
-  { name: "home", path: () => "/", title: /^Chats · OpenBot$/, ready: (p) => expect(p.getByTestId("first-run")).toBeVisible() },
-  { name: "chat", path: () => `/chats/${chatId}`, title: /^Busy meetings this week · OpenBot$/, ready: (p) => expect(p.getByTestId("markdown").first()).toBeVisible() },
-  { name: "chat-runs", path: () => `/chats/${chatId}/runs`, title: /^Code runs · OpenBot$/, ready: (p) => expect(p.getByRole("heading", { level: 1 })).toBeVisible() },
-  { name: "outbox", path: () => "/outbox", title: /^Sent mail · OpenBot$/, ready: (p) => expect(p.getByRole("heading", { level: 1 })).toBeVisible() },
-  { name: "admin-settings", path: () => "/admin/settings", title: /^Settings · OpenBot$/, ready: (p) => expect(p.getByLabel("Code Mode enabled")).toBeVisible() },
-  { name: "admin-apps", path: () => "/admin/apps", title: /^Apps · OpenBot$/, ready: (p) => expect(p.getByText("Work calendar").first()).toBeVisible() },
-  { name: "admin-model", path: () => "/admin/model", title: /^Model · OpenBot$/, ready: (p) => expect(p.getByLabel("Provider")).toBeVisible() },
-  { name: "admin-keys", path: () => "/admin/keys", title: /^API keys · OpenBot$/, ready: (p) => expect(p.getByRole("heading", { level: 1 })).toBeVisible() },
-  { name: "admin-vault", path: () => "/admin/vault", title: /^Vault · OpenBot$/, ready: (p) => expect(p.getByRole("heading", { level: 1 })).toBeVisible() },
-  { name: "lab-sandbox", path: () => "/lab/sandbox", title: /^Sandbox lab · OpenBot$/, ready: (p) => expect(p.getByRole("heading", { level: 1 })).toBeVisible() },
+  {
+    name: "home",
+    path: () => "/",
+    title: /^Chats · OpenBot$/,
+    ready: (p) => expect(p.getByTestId("first-run")).toBeVisible(),
+  },
+  {
+    name: "chat",
+    path: () => `/chats/${chatId}`,
+    title: /^Busy meetings this week · OpenBot$/,
+    ready: (p) => expect(p.getByTestId("markdown").first()).toBeVisible(),
+  },
+  {
+    name: "chat-runs",
+    path: () => `/chats/${chatId}/runs`,
+    title: /^Code runs · OpenBot$/,
+    ready: (p) => expect(p.getByRole("heading", { level: 1 })).toBeVisible(),
+  },
+  {
+    name: "outbox",
+    path: () => "/outbox",
+    title: /^Sent mail · OpenBot$/,
+    ready: (p) => expect(p.getByRole("heading", { level: 1 })).toBeVisible(),
+  },
+  {
+    name: "admin-settings",
+    path: () => "/admin/settings",
+    title: /^Settings · OpenBot$/,
+    ready: (p) => expect(p.getByLabel("Code Mode enabled")).toBeVisible(),
+  },
+  {
+    name: "admin-apps",
+    path: () => "/admin/apps",
+    title: /^Apps · OpenBot$/,
+    ready: (p) => expect(p.getByText("Work calendar").first()).toBeVisible(),
+  },
+  {
+    name: "admin-model",
+    path: () => "/admin/model",
+    title: /^Model · OpenBot$/,
+    ready: (p) => expect(p.getByLabel("Provider")).toBeVisible(),
+  },
+  {
+    name: "admin-keys",
+    path: () => "/admin/keys",
+    title: /^API keys · OpenBot$/,
+    ready: (p) => expect(p.getByRole("heading", { level: 1 })).toBeVisible(),
+  },
+  {
+    name: "admin-vault",
+    path: () => "/admin/vault",
+    title: /^Vault · OpenBot$/,
+    ready: (p) => expect(p.getByRole("heading", { level: 1 })).toBeVisible(),
+  },
+  {
+    name: "lab-sandbox",
+    path: () => "/lab/sandbox",
+    title: /^Sandbox lab · OpenBot$/,
+    ready: (p) => expect(p.getByRole("heading", { level: 1 })).toBeVisible(),
+  },
 ];
 
 const VIEWS = [
@@ -51,7 +127,9 @@ async function seriousViolations(page: Page) {
 }
 
 for (const view of VIEWS) {
-  test(`every page in ${view.name}: no serious or critical axe violation, its own title, a screenshot`, async ({ page }) => {
+  test(`every page in ${view.name}: no serious or critical axe violation, its own title, a screenshot`, async ({
+    page,
+  }) => {
     await page.setViewportSize({ width: view.width, height: 900 });
     await page.goto("/");
     await page.evaluate((theme) => localStorage.setItem("openbot-theme", theme), view.theme);

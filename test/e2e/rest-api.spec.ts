@@ -17,14 +17,21 @@ test("health answers 200", async ({ request }) => {
   expect(await r.json()).toMatchObject({ ok: true });
 });
 
-test("settings: 401 without a token, 409 on a stale version, 400 naming the field, version +1 per change", async ({ request }) => {
+test("settings: 401 without a token, 409 on a stale version, 400 naming the field, version +1 per change", async ({
+  request,
+}) => {
   expect((await request.get("/v1/platform/settings")).status()).toBe(401);
-  expect((await request.get("/v1/platform/settings", { headers: { Authorization: "Bearer nope" } })).status()).toBe(401);
+  expect((await request.get("/v1/platform/settings", { headers: { Authorization: "Bearer nope" } })).status()).toBe(
+    401,
+  );
 
   const before = await settings(request);
   const ok = await request.patch("/v1/platform/settings", {
     headers: admin,
-    data: { expectedVersion: before.version, codeMode: { enabled: true, timeoutMs: 30000, memoryMb: 64, outputBytes: 65536 } },
+    data: {
+      expectedVersion: before.version,
+      codeMode: { enabled: true, timeoutMs: 30000, memoryMb: 64, outputBytes: 65536 },
+    },
   });
   expect(ok.status()).toBe(200);
   const after = await ok.json();
@@ -50,7 +57,11 @@ test("settings: 401 without a token, 409 on a stale version, 400 naming the fiel
   expect(badBody.error.details.fields[0].field).toBe("codeMode.maxPendingCalls");
   expect((await settings(request)).version).toBe(after.version);
 
-  const notJson = await request.fetch("/v1/platform/settings", { method: "PATCH", headers: { ...admin, "content-type": "application/json" }, data: "{oops" });
+  const notJson = await request.fetch("/v1/platform/settings", {
+    method: "PATCH",
+    headers: { ...admin, "content-type": "application/json" },
+    data: "{oops",
+  });
   expect(notJson.status()).toBe(400);
 });
 
@@ -58,21 +69,32 @@ test("people and keys: a member without platform.admin gets 403 on settings", as
   const user = await request.post("/v1/users", { headers: admin, data: { name: "Member", role: "member" } });
   expect(user.status()).toBe(201);
   const { id } = await user.json();
-  const badKey = await request.post("/v1/api-keys", { headers: admin, data: { userId: id, name: "k", permissions: ["root"] } });
+  const badKey = await request.post("/v1/api-keys", {
+    headers: admin,
+    data: { userId: id, name: "k", permissions: ["root"] },
+  });
   expect(badKey.status()).toBe(400);
   expect((await badKey.json()).error.message).toContain("permissions");
-  const key = await request.post("/v1/api-keys", { headers: admin, data: { userId: id, name: "member key", permissions: ["apps.use", "sessions.read", "sessions.write"] } });
+  const key = await request.post("/v1/api-keys", {
+    headers: admin,
+    data: { userId: id, name: "member key", permissions: ["apps.use", "sessions.read", "sessions.write"] },
+  });
   expect(key.status()).toBe(201);
   const { token } = await key.json();
   const member = { Authorization: `Bearer ${token}` };
   expect((await request.get("/v1/platform/settings", { headers: member })).status()).toBe(403);
-  expect((await request.patch("/v1/platform/settings", { headers: member, data: { expectedVersion: 1 } })).status()).toBe(403);
+  expect(
+    (await request.patch("/v1/platform/settings", { headers: member, data: { expectedVersion: 1 } })).status(),
+  ).toBe(403);
   expect((await request.post("/v1/users", { headers: member, data: { name: "x", role: "admin" } })).status()).toBe(403);
 });
 
 test("chats and a server-side run: POST /v1/chats/:id/code-runs answers with the record", async ({ request }) => {
   const s = await settings(request);
-  await request.patch("/v1/platform/settings", { headers: admin, data: { expectedVersion: s.version, codeMode: { enabled: true } } });
+  await request.patch("/v1/platform/settings", {
+    headers: admin,
+    data: { expectedVersion: s.version, codeMode: { enabled: true } },
+  });
 
   expect((await request.post("/v1/chats", { data: { title: "x" } })).status()).toBe(401);
   const chatResponse = await request.post("/v1/chats", { headers: admin, data: { title: "Calendar" } });
@@ -89,10 +111,19 @@ test("chats and a server-side run: POST /v1/chats/:id/code-runs answers with the
   });
   expect(runResponse.status()).toBe(200);
   const record = await runResponse.json();
-  expect(record).toMatchObject({ chat: chat.id, session: chat.id, status: "Completed", reason: "Busy meetings over two days", code: CALENDAR_PROGRAM });
+  expect(record).toMatchObject({
+    chat: chat.id,
+    session: chat.id,
+    status: "Completed",
+    reason: "Busy meetings over two days",
+    code: CALENDAR_PROGRAM,
+  });
   expect(typeof record.id).toBe("string");
   expect(typeof record.executionId).toBe("string");
-  expect(record.calls.map((c: { binding: string }) => c.binding)).toEqual(["work_calendar.list_events", "work_calendar.list_events"]);
+  expect(record.calls.map((c: { binding: string }) => c.binding)).toEqual([
+    "work_calendar.list_events",
+    "work_calendar.list_events",
+  ]);
   expect(record.calls[0].app.status).toBe("Completed");
   expect(record.calls[0].app.result.structuredContent.events.length).toBeGreaterThan(0);
   expect(record.result._tag).toBe("Completed");

@@ -11,7 +11,10 @@ import { spawnNodeWorker } from "../../worker/node-port";
 import { SandboxSupervisor } from "../../worker/supervisor";
 
 const LIMITS = { timeoutMs: 2000, memoryMb: 32, outputBytes: 65536, maxPendingCalls: 16 };
-const ok = (value: unknown): CallOutcome => ({ type: "ok", resultJson: JSON.stringify({ content: [], structuredContent: value }) });
+const ok = (value: unknown): CallOutcome => ({
+  type: "ok",
+  resultJson: JSON.stringify({ content: [], structuredContent: value }),
+});
 
 const PROGRAM = `const [a, b] = await Promise.all([apps.demo.echo({ text: "a" }), apps.demo.echo({ text: "b" })])
 const first = await Promise.race([apps.demo.echo({ text: "c" }), apps.demo.echo({ text: "d" })])
@@ -22,13 +25,28 @@ json({ r: Math.random() })
 return { a: a.structuredContent.text, b: b.structuredContent.text, first: first.structuredContent.text, order, now: Date.now(), r: [Math.random(), Math.random()] }`;
 
 const texts = ["a", "b", "c", "d", "e", "f", "g"];
-const answers = Object.fromEntries(texts.map((t) => [`demo.echo ${canonicalJson(JSON.stringify({ text: t }))}`, ok({ text: t })]));
+const answers = Object.fromEntries(
+  texts.map((t) => [`demo.echo ${canonicalJson(JSON.stringify({ text: t }))}`, ok({ text: t })]),
+);
 // Recorded outcomes delivered in an order different from issue order: replay must follow it exactly.
 const replay = {
-  calls: texts.map((t, index) => ({ index, binding: "demo.echo", argsJson: canonicalJson(JSON.stringify({ text: t })), outcome: ok({ text: t }) })),
+  calls: texts.map((t, index) => ({
+    index,
+    binding: "demo.echo",
+    argsJson: canonicalJson(JSON.stringify({ text: t })),
+    outcome: ok({ text: t }),
+  })),
   completionOrder: [1, 0, 3, 2, 6, 4, 5],
 };
-const input: RunInput = { code: PROGRAM, time: 1792486800000, seed: 42, limits: LIMITS, bindings: ["demo.echo"], vaultNames: [], replay };
+const input: RunInput = {
+  code: PROGRAM,
+  time: 1792486800000,
+  seed: 42,
+  limits: LIMITS,
+  bindings: ["demo.echo"],
+  vaultNames: [],
+  replay,
+};
 
 async function openLab(page: Page) {
   await page.goto("/lab/sandbox");
@@ -36,7 +54,9 @@ async function openLab(page: Page) {
 }
 
 test("the browser worker and the Node worker replay the same program identically", async ({ page }) => {
-  const supervisor = new SandboxSupervisor({ spawn: () => spawnNodeWorker(path.resolve("dist/worker/node-worker.mjs")) });
+  const supervisor = new SandboxSupervisor({
+    spawn: () => spawnNodeWorker(path.resolve("dist/worker/node-worker.mjs")),
+  });
   const nodeCalls: unknown[] = [];
   const node = await supervisor.run(input, {
     call: async (req) => {
@@ -59,13 +79,21 @@ test("the browser worker and the Node worker replay the same program identically
 
 const HOSTILE: [string, string, string][] = [
   ["infinite loop", "for (;;) {}", "Timeout"],
-  ["uninterruptible indexOf (the watchdog replaces the worker)", "Array.prototype.indexOf.call({ length: 2 ** 32 - 1 }, 1)", "Timeout"],
+  [
+    "uninterruptible indexOf (the watchdog replaces the worker)",
+    "Array.prototype.indexOf.call({ length: 2 ** 32 - 1 }, 1)",
+    "Timeout",
+  ],
   ["memory bomb", 'const a = []; for (;;) a.push("x".repeat(1 << 20) + a.length)', "Memory"],
   ["string doubling hits QuickJS's length limit (ropes allocate nothing)", 'let s = "x"; for (;;) s += s', "Error"],
   ["typed arrays", "const a = []; for (;;) a.push(new Uint8Array(1 << 20))", "Memory"],
   ["deep recursion", "const f = (n) => f(n + 1) + 1; return f(0)", "Error"],
   ["output too large", 'return "x".repeat(70000)', "OutputTooLarge"],
-  ["constructor escape finds no host", 'const g = (function () {}).constructor("return this")(); return [typeof g.fetch, typeof g.window, typeof g.self, typeof g.postMessage, typeof g.importScripts]', "completed"],
+  [
+    "constructor escape finds no host",
+    'const g = (function () {}).constructor("return this")(); return [typeof g.fetch, typeof g.window, typeof g.self, typeof g.postMessage, typeof g.importScripts]',
+    "completed",
+  ],
   ["dynamic import", 'await import("data:text/javascript,export default 1")', "Error"],
   ["unknown binding", "return await apps.call('__proto__.x', {})", "Error"],
 ];
@@ -74,11 +102,34 @@ test("a hostile sample is contained in the browser, and the next run still works
   await openLab(page);
   for (const [name, code, reason] of HOSTILE) {
     const limits = { ...LIMITS, timeoutMs: 500, memoryMb: 16 };
-    const result = await page.evaluate(async ([c, l]) => window.openbotLab!.run({ code: c, time: 0, seed: 1, limits: l, bindings: ["demo.echo"], vaultNames: [] }, {}), [code, limits] as const);
+    const result = await page.evaluate(
+      async ([c, l]) =>
+        window.openbotLab!.run({ code: c, time: 0, seed: 1, limits: l, bindings: ["demo.echo"], vaultNames: [] }, {}),
+      [code, limits] as const,
+    );
     const got = result.outcome.status === "failed" ? result.outcome.reason : result.outcome.status;
     expect(got, `${name}: ${JSON.stringify(result.outcome)}`).toBe(reason);
-    if (name.startsWith("constructor")) expect(JSON.parse((result.outcome as { valueJson: string }).valueJson)).toEqual(["undefined", "undefined", "undefined", "undefined", "undefined"]);
-    const next = await page.evaluate(async () => window.openbotLab!.run({ code: "return 1 + 1", time: 0, seed: 1, limits: { timeoutMs: 1000, memoryMb: 16, outputBytes: 1024, maxPendingCalls: 1 }, bindings: [], vaultNames: [] }, {}));
+    if (name.startsWith("constructor"))
+      expect(JSON.parse((result.outcome as { valueJson: string }).valueJson)).toEqual([
+        "undefined",
+        "undefined",
+        "undefined",
+        "undefined",
+        "undefined",
+      ]);
+    const next = await page.evaluate(async () =>
+      window.openbotLab!.run(
+        {
+          code: "return 1 + 1",
+          time: 0,
+          seed: 1,
+          limits: { timeoutMs: 1000, memoryMb: 16, outputBytes: 1024, maxPendingCalls: 1 },
+          bindings: [],
+          vaultNames: [],
+        },
+        {},
+      ),
+    );
     expect(next.outcome, `${name}: the next run`).toMatchObject({ status: "completed", valueJson: "2" });
   }
 });

@@ -9,7 +9,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { type APIRequestContext, expect, test } from "@playwright/test";
 import { REST_ACCESS } from "../../contracts/access";
-import { type Permission, PERMISSIONS } from "../../contracts/permissions";
+import { PERMISSIONS, type Permission } from "../../contracts/permissions";
 import { admin, patchSettings, signIn } from "./helpers";
 
 test.describe.configure({ mode: "serial" });
@@ -21,11 +21,21 @@ test.afterAll(async ({ request }) => {
 
 type Headers = Record<string, string>;
 
-async function keyFor(request: APIRequestContext, role: "admin" | "member", permissions: readonly Permission[]): Promise<Headers & { userId: string }> {
-  const user = await request.post("/v1/users", { headers: admin, data: { name: `${role} ${permissions.join("+") || "none"}`, role } });
+async function keyFor(
+  request: APIRequestContext,
+  role: "admin" | "member",
+  permissions: readonly Permission[],
+): Promise<Headers & { userId: string }> {
+  const user = await request.post("/v1/users", {
+    headers: admin,
+    data: { name: `${role} ${permissions.join("+") || "none"}`, role },
+  });
   expect(user.status()).toBe(201);
   const { id } = (await user.json()) as { id: string };
-  const key = await request.post("/v1/api-keys", { headers: admin, data: { userId: id, name: "authz test", permissions } });
+  const key = await request.post("/v1/api-keys", {
+    headers: admin,
+    data: { userId: id, name: "authz test", permissions },
+  });
   expect(key.status()).toBe(201);
   const { token } = (await key.json()) as { token: string };
   return { Authorization: `Bearer ${token}`, userId: id };
@@ -43,7 +53,8 @@ function routesOnDisk(): { route: string; text: string }[] {
       else if (name === "route.ts") {
         const text = readFileSync(p, "utf8");
         const url = `/${path.relative(root, dir).split(path.sep).join("/")}`;
-        for (const m of text.matchAll(/export (?:const|async function) (GET|POST|PUT|PATCH|DELETE)\b/g)) found.push({ route: `${m[1]} ${url}`, text });
+        for (const m of text.matchAll(/export (?:const|async function) (GET|POST|PUT|PATCH|DELETE)\b/g))
+          found.push({ route: `${m[1]} ${url}`, text });
       }
     }
   };
@@ -68,27 +79,45 @@ test("every REST route is in the access table and checks its own row", () => {
   }
 });
 
-test("every guarded route: stranger 401, no-permission key 403, an admin's key without the needed permission 403, member 403 on admin routes", async ({ request }) => {
+test("every guarded route: stranger 401, no-permission key 403, an admin's key without the needed permission 403, member 403 on admin routes", async ({
+  request,
+}) => {
   const none = await keyFor(request, "admin", []);
   const member = await keyFor(request, "member", ["apps.use", "sessions.read", "sessions.write"]);
   const without = new Map<Permission, Headers>();
-  for (const p of PERMISSIONS) without.set(p, await keyFor(request, "admin", PERMISSIONS.filter((x) => x !== p)));
+  for (const p of PERMISSIONS)
+    without.set(
+      p,
+      await keyFor(
+        request,
+        "admin",
+        PERMISSIONS.filter((x) => x !== p),
+      ),
+    );
   for (const [route, rule] of Object.entries(REST_ACCESS)) {
     if (rule === "public") continue;
     const statusOf = async (h: Headers) => `${route}: ${(await call(request, route, h)).status()}`;
     expect(await statusOf({})).toBe(`${route}: 401`);
     expect(await statusOf(auth(none))).toBe(`${route}: 403`);
-    for (const needed of rule) expect(`${await statusOf(auth(without.get(needed)!))} (without ${needed})`).toBe(`${route}: 403 (without ${needed})`);
-    if ((rule as readonly string[]).includes("platform.admin")) expect(`${await statusOf(auth(member))} (member)`).toBe(`${route}: 403 (member)`);
+    for (const needed of rule)
+      expect(`${await statusOf(auth(without.get(needed)!))} (without ${needed})`).toBe(
+        `${route}: 403 (without ${needed})`,
+      );
+    if ((rule as readonly string[]).includes("platform.admin"))
+      expect(`${await statusOf(auth(member))} (member)`).toBe(`${route}: 403 (member)`);
   }
 });
 
-test("an admin's sessions.read key cannot read /v1/vault or /v1/users; a no-permission key cannot list /v1/decisions", async ({ request }) => {
+test("an admin's sessions.read key cannot read /v1/vault or /v1/users; a no-permission key cannot list /v1/decisions", async ({
+  request,
+}) => {
   await patchSettings(request, { codeMode: { enabled: true } });
   const chat = await (await request.post("/v1/chats", { headers: admin, data: { title: "decisions to list" } })).json();
   const run = await request.post(`/v1/chats/${chat.id}/code-runs`, {
     headers: admin,
-    data: { code: `return await apps.email.send_email({ to: "team@example.com", subject: "CODE-MARKER-77", body: "hi" })` },
+    data: {
+      code: `return await apps.email.send_email({ to: "team@example.com", subject: "CODE-MARKER-77", body: "hi" })`,
+    },
   });
   expect((await run.json()).status).toBe("Waiting");
   const listed = await request.get("/v1/decisions?status=pending", { headers: admin });
@@ -111,17 +140,25 @@ test("an admin's sessions.read key cannot read /v1/vault or /v1/users; a no-perm
 });
 
 test("a member's key cannot be created with platform.admin", async ({ request }) => {
-  const user = await (await request.post("/v1/users", { headers: admin, data: { name: "Ambitious", role: "member" } })).json();
-  const r = await request.post("/v1/api-keys", { headers: admin, data: { userId: user.id, name: "too much", permissions: ["platform.admin"] } });
+  const user = await (
+    await request.post("/v1/users", { headers: admin, data: { name: "Ambitious", role: "member" } })
+  ).json();
+  const r = await request.post("/v1/api-keys", {
+    headers: admin,
+    data: { userId: user.id, name: "too much", permissions: ["platform.admin"] },
+  });
   expect(r.status()).toBe(400);
   expect((await r.json()).error.message).toContain("a member cannot hold platform.admin");
 });
 
-test("the outbox page's read passes the list-sent policy: deny refuses member and admin; without apps.use refused", async ({ request }) => {
+test("the outbox page's read passes the list-sent policy: deny refuses member and admin; without apps.use refused", async ({
+  request,
+}) => {
   const member = await keyFor(request, "member", ["apps.use", "sessions.read", "sessions.write"]);
   const outbox = (h: Headers) => request.get("/api/trpc/connections.emailOutbox", { headers: h });
   expect((await outbox(auth(member))).status()).toBe(200);
-  const policy = (p: string) => request.patch("/v1/connections/conn_email/policies", { headers: admin, data: { "list-sent": p } });
+  const policy = (p: string) =>
+    request.patch("/v1/connections/conn_email/policies", { headers: admin, data: { "list-sent": p } });
   expect((await policy("deny")).status()).toBe(200);
   try {
     for (const h of [auth(member), admin]) {
@@ -155,7 +192,10 @@ async function finished(request: APIRequestContext, runId: string, headers: Head
 
 test("a vault secret written into Notes and read back (same run, later run) comes back hidden", async ({ request }) => {
   await patchSettings(request, { codeMode: { enabled: true } });
-  const created = await request.post("/v1/vault", { headers: admin, data: { name: "launder/token", secret: SECRET, allow: [{ connection: "notes", tool: "write-note" }] } });
+  const created = await request.post("/v1/vault", {
+    headers: admin,
+    data: { name: "launder/token", secret: SECRET, allow: [{ connection: "notes", tool: "write-note" }] },
+  });
   expect(created.status()).toBe(201);
   expect((await created.json()).usableBy).toEqual({ users: [], roles: ["admin"] });
   const chat = await (await request.post("/v1/chats", { headers: admin, data: { title: "launder" } })).json();
@@ -170,8 +210,12 @@ return { id: w.structuredContent.id, body: r.structuredContent.body }`,
     })
   ).json();
   expect(run.status).toBe("Waiting");
-  const [decision] = await (await request.get(`/v1/decisions?status=pending&chatId=${chat.id}`, { headers: admin })).json();
-  expect((await request.post(`/v1/decisions/${decision.id}`, { headers: admin, data: { decision: "allow" } })).status()).toBe(200);
+  const [decision] = await (
+    await request.get(`/v1/decisions?status=pending&chatId=${chat.id}`, { headers: admin })
+  ).json();
+  expect(
+    (await request.post(`/v1/decisions/${decision.id}`, { headers: admin, data: { decision: "allow" } })).status(),
+  ).toBe(200);
   const done = await finished(request, run.id, admin);
   expect(done.status).toBe("Completed");
   const value = done.result!.value as { id: string; body: string };
@@ -179,7 +223,10 @@ return { id: w.structuredContent.id, body: r.structuredContent.body }`,
   expect(JSON.stringify(done)).not.toContain(SECRET);
 
   const later = await (
-    await request.post(`/v1/chats/${chat.id}/code-runs`, { headers: admin, data: { code: `return (await apps.notes.read_note({ id: ${JSON.stringify(value.id)} })).structuredContent.body` } })
+    await request.post(`/v1/chats/${chat.id}/code-runs`, {
+      headers: admin,
+      data: { code: `return (await apps.notes.read_note({ id: ${JSON.stringify(value.id)} })).structuredContent.body` },
+    })
   ).json();
   expect(later.status).toBe("Completed");
   expect(later.result.value).toBe("t=⟦hidden:launder/token⟧");
@@ -190,9 +237,13 @@ return { id: w.structuredContent.id, body: r.structuredContent.body }`,
   expect((await short.json()).error.message).toContain("secret must be at least 8 characters");
 });
 
-test("an admin-only entry: a member neither sees nor uses it; once it names the member, they can", async ({ request }) => {
+test("an admin-only entry: a member neither sees nor uses it; once it names the member, they can", async ({
+  request,
+}) => {
   const member = await keyFor(request, "member", ["apps.use", "sessions.read", "sessions.write"]);
-  const chat = await (await request.post("/v1/chats", { headers: auth(member), data: { title: "member vault" } })).json();
+  const chat = await (
+    await request.post("/v1/chats", { headers: auth(member), data: { title: "member vault" } })
+  ).json();
   const code = `const names = Object.keys(vault)
 try {
   await apps.notes.write_note({ title: "x", body: "⟦vault:launder/token⟧" })
@@ -200,22 +251,39 @@ try {
 } catch (error) {
   return { names, name: error.name }
 }`;
-  const refused = await (await request.post(`/v1/chats/${chat.id}/code-runs`, { headers: auth(member), data: { code } })).json();
+  const refused = await (
+    await request.post(`/v1/chats/${chat.id}/code-runs`, { headers: auth(member), data: { code } })
+  ).json();
   expect(refused.result.value.name).toBe("VaultDenied");
   expect(refused.result.value.names).not.toContain("launder");
   expect(refused.calls[0].app).toBeNull();
 
-  const bad = await request.patch("/v1/vault/launder/token", { headers: admin, data: { usableBy: { roles: ["owner"] } } });
+  const bad = await request.patch("/v1/vault/launder/token", {
+    headers: admin,
+    data: { usableBy: { roles: ["owner"] } },
+  });
   expect(bad.status()).toBe(400);
   expect((await bad.json()).error.message).toContain("usableBy.roles");
-  const ok = await request.patch("/v1/vault/launder/token", { headers: admin, data: { usableBy: { roles: ["admin"], users: [member.userId] } } });
+  const ok = await request.patch("/v1/vault/launder/token", {
+    headers: admin,
+    data: { usableBy: { roles: ["admin"], users: [member.userId] } },
+  });
   expect(ok.status()).toBe(200);
 
-  const allowed = await (await request.post(`/v1/chats/${chat.id}/code-runs`, { headers: auth(member), data: { code } })).json();
+  const allowed = await (
+    await request.post(`/v1/chats/${chat.id}/code-runs`, { headers: auth(member), data: { code } })
+  ).json();
   expect(allowed.status).toBe("Waiting");
-  const names = await (await request.post(`/v1/chats/${chat.id}/code-runs`, { headers: auth(member), data: { code: "return Object.keys(vault)" } })).json();
+  const names = await (
+    await request.post(`/v1/chats/${chat.id}/code-runs`, {
+      headers: auth(member),
+      data: { code: "return Object.keys(vault)" },
+    })
+  ).json();
   expect(names.result.value).toContain("launder");
-  const [decision] = await (await request.get(`/v1/decisions?status=pending&chatId=${chat.id}`, { headers: auth(member) })).json();
+  const [decision] = await (
+    await request.get(`/v1/decisions?status=pending&chatId=${chat.id}`, { headers: auth(member) })
+  ).json();
   expect(decision.request.app.arguments).toEqual({ title: "x", body: "⟦vault:launder/token⟧" });
   expect((await request.get("/v1/vault", { headers: auth(member) })).status()).toBe(403);
 });
@@ -239,6 +307,9 @@ test("Admin → Vault: an admin sets who may use an entry (roles and people)", a
   await editor.getByLabel("People").selectOption({ label: `${personName} (member)` });
   await editor.getByRole("button", { name: "Save" }).click();
   await expect(row.getByTestId("vault-usable-by")).toHaveText(`Admins, ${personName}`);
-  const entries = (await (await request.get("/v1/vault", { headers: admin })).json()) as { name: string; usableBy: unknown }[];
+  const entries = (await (await request.get("/v1/vault", { headers: admin })).json()) as {
+    name: string;
+    usableBy: unknown;
+  }[];
   expect(entries.find((e) => e.name === "ui/shared")?.usableBy).toEqual({ roles: ["admin"], users: [person.userId] });
 });

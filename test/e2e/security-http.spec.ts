@@ -34,7 +34,9 @@ async function connectionNames(request: APIRequestContext): Promise<string[]> {
 }
 
 async function chatTitles(request: APIRequestContext): Promise<string[]> {
-  return ((await (await request.get("/v1/chats", { headers: admin })).json()) as { title: string }[]).map((c) => c.title);
+  return ((await (await request.get("/v1/chats", { headers: admin })).json()) as { title: string }[]).map(
+    (c) => c.title,
+  );
 }
 
 const escapeAttr = (s: string) => s.replace(/&/g, "&amp;").replace(/'/g, "&#39;").replace(/</g, "&lt;");
@@ -46,7 +48,11 @@ test.describe("cross-origin requests with the session cookie", () => {
     // A text/plain form posts `name=value`: the JSON is split so the `=` lands inside a string.
     const payload = JSON.stringify({
       name: "csrf-stdio",
-      transport: { type: "stdio", command: process.execPath, args: ["-e", `require("fs").writeFileSync(${JSON.stringify(MARKER)}, "ran")`] },
+      transport: {
+        type: "stdio",
+        command: process.execPath,
+        args: ["-e", `require("fs").writeFileSync(${JSON.stringify(MARKER)}, "ran")`],
+      },
       pad: "",
     });
     const [head, tail] = [payload.slice(0, -2), payload.slice(-2)];
@@ -60,9 +66,14 @@ test.describe("cross-origin requests with the session cookie", () => {
     await new Promise((resolve) => foreign.close(resolve));
   });
 
-  test("a page on another port auto-submitting a text/plain form to POST /v1/connections is refused; nothing runs", async ({ page, request }) => {
+  test("a page on another port auto-submitting a text/plain form to POST /v1/connections is refused; nothing runs", async ({
+    page,
+    request,
+  }) => {
     await signIn(page);
-    const refused = page.waitForResponse((r) => r.url() === `${SERVER}/v1/connections` && r.request().method() === "POST");
+    const refused = page.waitForResponse(
+      (r) => r.url() === `${SERVER}/v1/connections` && r.request().method() === "POST",
+    );
     await page.goto(`${FOREIGN}/`);
     const response = await refused;
     expect(response.status()).toBe(403);
@@ -71,32 +82,60 @@ test.describe("cross-origin requests with the session cookie", () => {
     expect(existsSync(MARKER)).toBe(false);
   });
 
-  test("REST and tRPC mutations with the cookie and a foreign Origin are refused; the app's own origin works", async ({ page, request }) => {
+  test("REST and tRPC mutations with the cookie and a foreign Origin are refused; the app's own origin works", async ({
+    page,
+    request,
+  }) => {
     await signIn(page);
     const cookie = await sessionCookie(page.context());
     const json = { "content-type": "application/json" };
 
-    const trpc = await request.post("/api/trpc/chats.create", { headers: { ...json, cookie, origin: FOREIGN }, data: { title: "csrf-trpc" } });
+    const trpc = await request.post("/api/trpc/chats.create", {
+      headers: { ...json, cookie, origin: FOREIGN },
+      data: { title: "csrf-trpc" },
+    });
     expect(trpc.status()).toBe(403);
     expect(JSON.stringify(await trpc.json())).toContain("Refused");
-    const batch = await request.post("/api/trpc/chats.create?batch=1", { headers: { ...json, cookie, origin: FOREIGN }, data: { 0: { title: "csrf-batch" } } });
+    const batch = await request.post("/api/trpc/chats.create?batch=1", {
+      headers: { ...json, cookie, origin: FOREIGN },
+      data: { 0: { title: "csrf-batch" } },
+    });
     expect(batch.status()).toBe(403);
-    const rest = await request.post("/v1/chats", { headers: { ...json, cookie, origin: FOREIGN }, data: { title: "csrf-rest" } });
+    const rest = await request.post("/v1/chats", {
+      headers: { ...json, cookie, origin: FOREIGN },
+      data: { title: "csrf-rest" },
+    });
     expect(rest.status()).toBe(403);
-    const noOrigin = await request.post("/v1/chats", { headers: { ...json, cookie }, data: { title: "csrf-no-origin" } });
+    const noOrigin = await request.post("/v1/chats", {
+      headers: { ...json, cookie },
+      data: { title: "csrf-no-origin" },
+    });
     expect(noOrigin.status()).toBe(403);
     expect((await noOrigin.json()).error.message).toContain("Origin");
-    const crossSite = await request.post("/v1/chats", { headers: { ...json, cookie, "sec-fetch-site": "same-site" }, data: { title: "csrf-same-site" } });
+    const crossSite = await request.post("/v1/chats", {
+      headers: { ...json, cookie, "sec-fetch-site": "same-site" },
+      data: { title: "csrf-same-site" },
+    });
     expect(crossSite.status()).toBe(403);
-    const signInFromElsewhere = await request.post("/api/trpc/auth.signIn", { headers: { ...json, origin: FOREIGN }, data: { token: E2E_ADMIN_TOKEN } });
+    const signInFromElsewhere = await request.post("/api/trpc/auth.signIn", {
+      headers: { ...json, origin: FOREIGN },
+      data: { token: E2E_ADMIN_TOKEN },
+    });
     expect(signInFromElsewhere.status()).toBe(403);
     expect(signInFromElsewhere.headers()["set-cookie"]).toBeUndefined();
     const titles = await chatTitles(request);
-    for (const t of ["csrf-trpc", "csrf-batch", "csrf-rest", "csrf-no-origin", "csrf-same-site"]) expect(titles).not.toContain(t);
+    for (const t of ["csrf-trpc", "csrf-batch", "csrf-rest", "csrf-no-origin", "csrf-same-site"])
+      expect(titles).not.toContain(t);
 
-    const own = await request.post("/v1/chats", { headers: { ...json, cookie, origin: SERVER }, data: { title: "own origin" } });
+    const own = await request.post("/v1/chats", {
+      headers: { ...json, cookie, origin: SERVER },
+      data: { title: "own origin" },
+    });
     expect(own.status()).toBe(201);
-    const fetchSite = await request.post("/api/trpc/chats.create", { headers: { ...json, cookie, "sec-fetch-site": "same-origin" }, data: { title: "same-origin fetch" } });
+    const fetchSite = await request.post("/api/trpc/chats.create", {
+      headers: { ...json, cookie, "sec-fetch-site": "same-origin" },
+      data: { title: "same-origin fetch" },
+    });
     expect(fetchSite.status()).toBe(200);
 
     // The UI itself (tRPC mutations from the page, with Chromium's own Origin header) still works.
@@ -104,12 +143,22 @@ test.describe("cross-origin requests with the session cookie", () => {
     expect(chatId).toMatch(/^chat_/);
   });
 
-  test("Bearer requests need no Origin (and ignore a foreign one); bodies must be application/json", async ({ page, request }) => {
+  test("Bearer requests need no Origin (and ignore a foreign one); bodies must be application/json", async ({
+    page,
+    request,
+  }) => {
     const created = await request.post("/v1/chats", { headers: admin, data: { title: "bearer" } });
     expect(created.status()).toBe(201);
-    expect((await request.post("/v1/chats", { headers: { ...admin, origin: FOREIGN }, data: { title: "bearer 2" } })).status()).toBe(201);
+    expect(
+      (
+        await request.post("/v1/chats", { headers: { ...admin, origin: FOREIGN }, data: { title: "bearer 2" } })
+      ).status(),
+    ).toBe(201);
 
-    const plain = await request.post("/v1/chats", { headers: { ...admin, "content-type": "text/plain" }, data: JSON.stringify({ title: "plain" }) });
+    const plain = await request.post("/v1/chats", {
+      headers: { ...admin, "content-type": "text/plain" },
+      data: JSON.stringify({ title: "plain" }),
+    });
     expect(plain.status()).toBe(415);
     expect((await plain.json()).error.message).toContain("Content-Type: application/json (got text/plain)");
     const form = await request.post("/v1/chats", { headers: admin, form: { title: "form" } });
@@ -118,12 +167,17 @@ test.describe("cross-origin requests with the session cookie", () => {
 
     await signIn(page);
     const cookie = await sessionCookie(page.context());
-    const sameOriginPlain = await request.post("/v1/chats", { headers: { cookie, origin: SERVER, "content-type": "text/plain" }, data: '{"title":"p"}' });
+    const sameOriginPlain = await request.post("/v1/chats", {
+      headers: { cookie, origin: SERVER, "content-type": "text/plain" },
+      data: '{"title":"p"}',
+    });
     expect(sameOriginPlain.status()).toBe(415);
   });
 });
 
-test("every response carries the CSP (frame-ancestors 'none') and nosniff: pages, API answers and errors", async ({ request }) => {
+test("every response carries the CSP (frame-ancestors 'none') and nosniff: pages, API answers and errors", async ({
+  request,
+}) => {
   for (const url of ["/", "/lab/sandbox", "/v1/health", "/v1/chats", "/api/trpc/auth.me"]) {
     const r = await request.get(url);
     expect(r.headers()["content-security-policy"], url).toContain("frame-ancestors 'none'");
@@ -163,7 +217,12 @@ interface RawResult {
  * POSTs up to `total` bytes in 1 MiB chunks (chunked, or with Content-Length when `declare`), and stops
  * sending as soon as the server answers. `localAddress` picks the client's loopback address.
  */
-function rawPost(url: string, headers: Record<string, string>, total: number, opts: { declare?: boolean; localAddress?: string; body?: string } = {}): Promise<RawResult> {
+function rawPost(
+  url: string,
+  headers: Record<string, string>,
+  total: number,
+  opts: { declare?: boolean; localAddress?: string; body?: string } = {},
+): Promise<RawResult> {
   return new Promise((resolve, reject) => {
     const data = opts.body !== undefined ? Buffer.from(opts.body) : null;
     const size = data ? data.length : total;
@@ -181,7 +240,12 @@ function rawPost(url: string, headers: Record<string, string>, total: number, op
       const parts: Buffer[] = [];
       res.on("data", (d: Buffer) => parts.push(d));
       res.on("end", () => {
-        resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(parts).toString("utf8"), bytesSent: sent });
+        resolve({
+          status: res.statusCode!,
+          headers: res.headers,
+          body: Buffer.concat(parts).toString("utf8"),
+          bytesSent: sent,
+        });
         req.destroy();
       });
     });
@@ -232,12 +296,16 @@ test.describe("request bodies", () => {
     expect(rssKb(pid!) - before, "server RSS growth in KiB").toBeLessThan(30 * 1024);
   });
 
-  test("an authenticated body over OPENBOT_MAX_BODY_BYTES (4 MiB) gets 413 naming the limit; the largest program still runs", async ({ request }) => {
+  test("an authenticated body over OPENBOT_MAX_BODY_BYTES (4 MiB) gets 413 naming the limit; the largest program still runs", async ({
+    request,
+  }) => {
     const headers = { ...admin, "content-type": "application/json" };
     const big = `{"title":"${"x".repeat(5 * MiB)}"}`;
     const declared = await rawPost("/v1/chats", headers, 0, { body: big });
     expect(declared.status).toBe(413);
-    expect(JSON.parse(declared.body).error.message).toBe("The request body is larger than the limit of 4 MiB (4194304 bytes; OPENBOT_MAX_BODY_BYTES).");
+    expect(JSON.parse(declared.body).error.message).toBe(
+      "The request body is larger than the limit of 4 MiB (4194304 bytes; OPENBOT_MAX_BODY_BYTES).",
+    );
     const streamed = await rawPost("/v1/chats", headers, 6 * MiB);
     expect(streamed.status).toBe(413);
     const trpc = await rawPost("/api/trpc/chats.create", headers, 6 * MiB);
@@ -255,7 +323,10 @@ test.describe("request bodies", () => {
     const max = startRunInput.shape.code.maxLength ?? 200_000;
     const head = 'return "big program ran"\n//';
     const code = head + "x".repeat(max - head.length);
-    const run = await request.post(`/v1/chats/${chat.id}/code-runs`, { headers: admin, data: { code, reason: "largest program" } });
+    const run = await request.post(`/v1/chats/${chat.id}/code-runs`, {
+      headers: admin,
+      data: { code, reason: "largest program" },
+    });
     expect(run.status()).toBe(200);
     const record = await run.json();
     expect(record.status).toBe("Completed");
@@ -274,11 +345,19 @@ test("names with control characters are a 400 naming the field, on REST and tRPC
   const user = await request.post("/v1/users", { headers: admin, data: { name: "nul\u0000user", role: "member" } });
   expect(user.status()).toBe(400);
   expect((await user.json()).error.message).toContain("name must not contain control characters");
-  const member = await (await request.post("/v1/users", { headers: admin, data: { name: "Nul tester", role: "member" } })).json();
-  const key = await request.post("/v1/api-keys", { headers: admin, data: { userId: member.id, name: "k\u0000", permissions: [] } });
+  const member = await (
+    await request.post("/v1/users", { headers: admin, data: { name: "Nul tester", role: "member" } })
+  ).json();
+  const key = await request.post("/v1/api-keys", {
+    headers: admin,
+    data: { userId: member.id, name: "k\u0000", permissions: [] },
+  });
   expect(key.status()).toBe(400);
   expect((await key.json()).error.message).toContain("name must not contain control characters");
-  const connection = await request.post("/v1/connections", { headers: admin, data: { name: "c\u0000", transport: { type: "preset", preset: "memory" } } });
+  const connection = await request.post("/v1/connections", {
+    headers: admin,
+    data: { name: "c\u0000", transport: { type: "preset", preset: "memory" } },
+  });
   expect(connection.status()).toBe(400);
   expect((await connection.json()).error.message).toContain("name must not contain control characters");
   const vault = await request.post("/v1/vault", { headers: admin, data: { name: "a\u0000b", secret: "s" } });
@@ -291,7 +370,8 @@ test("names with control characters are a 400 naming the field, on REST and tRPC
 
 test("failed sign-ins are limited per address (429 with Retry-After); another address still signs in", async () => {
   const json = { "content-type": "application/json" };
-  const attempt = (token: string, localAddress: string) => rawPost("/api/trpc/auth.signIn", json, 0, { body: JSON.stringify({ token }), localAddress });
+  const attempt = (token: string, localAddress: string) =>
+    rawPost("/api/trpc/auth.signIn", json, 0, { body: JSON.stringify({ token }), localAddress });
   for (let i = 0; i < 10; i++) expect((await attempt(`obk_wrong-${i}`, "127.0.0.2")).status).toBe(401);
   const limited = await attempt("obk_wrong-again", "127.0.0.2");
   expect(limited.status).toBe(429);
@@ -313,12 +393,22 @@ test.describe("behind a reverse proxy: OPENBOT_PUBLIC_ORIGIN", () => {
     const dataDir = "test-results/e2e-data-public-origin";
     rmSync(dataDir, { recursive: true, force: true });
     child = spawn(process.execPath, ["scripts/server.mjs"], {
-      env: { ...process.env, PORT: String(HTTPS_PORT), HOST: "127.0.0.1", OPENBOT_DATA_DIR: dataDir, OPENBOT_ADMIN_TOKEN: E2E_ADMIN_TOKEN, OPENBOT_PUBLIC_ORIGIN: PUBLIC },
+      env: {
+        ...process.env,
+        PORT: String(HTTPS_PORT),
+        HOST: "127.0.0.1",
+        OPENBOT_DATA_DIR: dataDir,
+        OPENBOT_ADMIN_TOKEN: E2E_ADMIN_TOKEN,
+        OPENBOT_PUBLIC_ORIGIN: PUBLIC,
+      },
       stdio: "ignore",
     });
     for (;;) {
       if (child.exitCode !== null) throw new Error(`the public-origin server exited with ${child.exitCode}`);
-      const up = await fetch(`${base}/v1/health`).then((r) => r.ok, () => false);
+      const up = await fetch(`${base}/v1/health`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (up) break;
       await new Promise((r) => setTimeout(r, 250));
     }
@@ -333,19 +423,35 @@ test.describe("behind a reverse proxy: OPENBOT_PUBLIC_ORIGIN", () => {
 
   test("the session cookie is Secure, and only the public origin may use it", async ({ request }) => {
     const json = { "content-type": "application/json" };
-    const local = await request.post(`${base}/api/trpc/auth.signIn`, { headers: { ...json, origin: base }, data: { token: E2E_ADMIN_TOKEN } });
+    const local = await request.post(`${base}/api/trpc/auth.signIn`, {
+      headers: { ...json, origin: base },
+      data: { token: E2E_ADMIN_TOKEN },
+    });
     expect(local.status()).toBe(403);
     expect(JSON.stringify(await local.json())).toContain("OPENBOT_PUBLIC_ORIGIN");
-    const signedIn = await request.post(`${base}/api/trpc/auth.signIn`, { headers: { ...json, origin: PUBLIC }, data: { token: E2E_ADMIN_TOKEN } });
+    const signedIn = await request.post(`${base}/api/trpc/auth.signIn`, {
+      headers: { ...json, origin: PUBLIC },
+      data: { token: E2E_ADMIN_TOKEN },
+    });
     expect(signedIn.status()).toBe(200);
     const setCookie = signedIn.headers()["set-cookie"] ?? "";
     expect(setCookie).toContain("openbot_session=");
     expect(setCookie).toMatch(/;\s*Secure/i);
     const cookie = setCookie.split(";")[0]!;
-    expect((await request.post(`${base}/v1/chats`, { headers: { ...json, cookie, origin: PUBLIC }, data: { title: "via proxy" } })).status()).toBe(201);
+    expect(
+      (
+        await request.post(`${base}/v1/chats`, {
+          headers: { ...json, cookie, origin: PUBLIC },
+          data: { title: "via proxy" },
+        })
+      ).status(),
+    ).toBe(201);
 
     // The plain-http e2e server does not mark it Secure.
-    const plain = await request.post(`${SERVER}/api/trpc/auth.signIn`, { headers: { ...json, origin: SERVER }, data: { token: E2E_ADMIN_TOKEN } });
+    const plain = await request.post(`${SERVER}/api/trpc/auth.signIn`, {
+      headers: { ...json, origin: SERVER },
+      data: { token: E2E_ADMIN_TOKEN },
+    });
     expect(plain.headers()["set-cookie"]).not.toMatch(/Secure/i);
   });
 });

@@ -10,14 +10,23 @@ const SECRET = "ghp_e2eSecret_5d7a0b";
 
 test.beforeAll(async ({ request }) => {
   await patchSettings(request, { codeMode: { enabled: true } });
-  const connections = (await (await request.get("/v1/connections", { headers: admin })).json()) as { id: string; name: string }[];
+  const connections = (await (await request.get("/v1/connections", { headers: admin })).json()) as {
+    id: string;
+    name: string;
+  }[];
   let everything = connections.find((c) => c.name === "Everything");
   if (!everything) {
-    const r = await request.post("/v1/connections", { headers: admin, data: { name: "Everything", transport: { type: "preset", preset: "everything" } } });
+    const r = await request.post("/v1/connections", {
+      headers: admin,
+      data: { name: "Everything", transport: { type: "preset", preset: "everything" } },
+    });
     expect(r.status()).toBe(201);
     everything = await r.json();
   }
-  const p = await request.patch(`/v1/connections/${everything!.id}/policies`, { headers: admin, data: { echo: "allow" } });
+  const p = await request.patch(`/v1/connections/${everything!.id}/policies`, {
+    headers: admin,
+    data: { echo: "allow" },
+  });
   expect(p.status()).toBe(200);
 });
 
@@ -35,7 +44,9 @@ test("a secret is used by reference: the card shows the reference, the program s
   await newChat(page);
   const write = page.getByRole("button", { name: "Write a program yourself" });
   if (await write.isVisible()) await write.click();
-  await page.getByRole("textbox", { name: "Program" }).fill(`const r = await apps.everything.echo({ message: "auth " + vault.github.token })
+  await page
+    .getByRole("textbox", { name: "Program" })
+    .fill(`const r = await apps.everything.echo({ message: "auth " + vault.github.token })
 return r.content[0].text`);
   await page.getByRole("button", { name: "Run program" }).click();
   const decision = page.getByTestId("decision-card");

@@ -4,9 +4,9 @@
  * that must still work.
  */
 import { describe, expect, it } from "vitest";
-import type { CallRequest, HostCallAnswer } from "@/contracts/engine";
+import type { HostCallAnswer } from "@/contracts/engine";
 import { canonicalJson } from "@/worker/canonical-json";
-import { CALENDAR_PROGRAM, TIME, calendarOutcome, fakeHost, getEngine, input, parseValue } from "./helpers";
+import { CALENDAR_PROGRAM, calendarOutcome, fakeHost, getEngine, input, parseValue, TIME } from "./helpers";
 
 async function run(code: string, extra: Parameters<typeof input>[1] = {}, host = fakeHost()) {
   const engine = await getEngine();
@@ -92,7 +92,9 @@ describe("program semantics", () => {
       return [vault.github.token, vault.github.other, vault.nothing, Object.isFrozen(vault)];
     `);
     expect(parseValue(outcome)).toEqual(["⟦vault:github/token⟧", null, null, true]);
-    expect(parseValue(await run(`"use strict"; try { vault.github.token = "x" } catch (e) { return e.name }`))).toBe("TypeError");
+    expect(parseValue(await run(`"use strict"; try { vault.github.token = "x" } catch (e) { return e.name }`))).toBe(
+      "TypeError",
+    );
   });
 
   it("captures console levels with Node-like formatting, and text/json output in order", async () => {
@@ -123,7 +125,14 @@ describe("program semantics", () => {
     const a = parseValue(await run(code)) as unknown[];
     const b = parseValue(await run(code)) as unknown[];
     expect(a).toEqual(b);
-    expect(a.slice(0, 6)).toEqual([TIME, "2026-10-23T09:30:00.000Z", 9, "2026-01-02T00:00:00.000Z", 0, "Thu Jan 01 1970 00:00:00 GMT+0000"]);
+    expect(a.slice(0, 6)).toEqual([
+      TIME,
+      "2026-10-23T09:30:00.000Z",
+      9,
+      "2026-01-02T00:00:00.000Z",
+      0,
+      "Thu Jan 01 1970 00:00:00 GMT+0000",
+    ]);
     const other = parseValue(await run(code, { seed: 8 })) as unknown[];
     expect(other[6]).not.toEqual(a[6]);
   });
@@ -272,7 +281,10 @@ describe("limits", () => {
       limits: { outputBytes: 1024 },
     });
     expect(parseValue(logged)).toBe("ok");
-    const text = logged.logs.slice(0, -1).map((l) => l.text).join("");
+    const text = logged.logs
+      .slice(0, -1)
+      .map((l) => l.text)
+      .join("");
     expect(new TextEncoder().encode(text).length).toBeLessThanOrEqual(1024);
     expect(logged.logs.at(-1)).toEqual({ level: "warn", text: "[log output truncated: more than 1024 bytes]" });
     const output = await run(`for (let i = 0; i < 100; i++) text("0123456789".repeat(5)); return 1`, {
@@ -286,7 +298,7 @@ describe("limits", () => {
     const texts = {
       ascii: "row,".repeat(5000),
       mixed: "é中😀\u0000x".repeat(3000),
-      lone: "a\uD800b\uDC00c".repeat(1000) + "\uD83D",
+      lone: `${"a\uD800b\uDC00c".repeat(1000)}\uD83D`,
     };
     for (const [name, text] of Object.entries(texts)) {
       // Raw characters in the JSON text (JSON.stringify would escape the lone surrogates and the NUL).
@@ -308,7 +320,10 @@ describe("limits", () => {
   it("counts the return value's UTF-8 bytes exactly at the output limit", async () => {
     // 400 × "é" is 800 bytes of UTF-8, plus 2 quotes: 802; the quick 3-bytes-per-unit bound would say 1206.
     expect(parseValue(await run(`return "é".repeat(400)`, { limits: { outputBytes: 802 } }))).toBe("é".repeat(400));
-    expect(await run(`return "é".repeat(400)`, { limits: { outputBytes: 801 } })).toMatchObject({ status: "failed", reason: "OutputTooLarge" });
+    expect(await run(`return "é".repeat(400)`, { limits: { outputBytes: 801 } })).toMatchObject({
+      status: "failed",
+      reason: "OutputTooLarge",
+    });
   });
 
   it("turns deep recursion into a catchable InternalError", async () => {
@@ -322,7 +337,10 @@ describe("limits", () => {
 
   it("refuses invalid input as Unavailable", async () => {
     const engine = await getEngine();
-    const bad = { ...input("return 1"), limits: { timeoutMs: -1, memoryMb: 32, outputBytes: 1024, maxPendingCalls: 1 } };
+    const bad = {
+      ...input("return 1"),
+      limits: { timeoutMs: -1, memoryMb: 32, outputBytes: 1024, maxPendingCalls: 1 },
+    };
     expect(await engine.run(bad, fakeHost())).toMatchObject({ status: "failed", reason: "Unavailable" });
   });
 });
@@ -335,5 +353,3 @@ describe("canonicalJson", () => {
     expect(({} as Record<string, unknown>).x).toBeUndefined();
   });
 });
-
-export type { CallRequest };

@@ -5,7 +5,7 @@
 import { execFileSync } from "node:child_process";
 import path from "node:path";
 import type { CallOutcome, CallRequest, EngineLimits, HostCallAnswer, RunInput } from "@/contracts/engine";
-import { loadEngine, type Engine, type EngineHost } from "@/worker/engine";
+import { type Engine, type EngineHost, loadEngine } from "@/worker/engine";
 
 export const LIMITS: EngineLimits = { timeoutMs: 2000, memoryMb: 32, outputBytes: 65536, maxPendingCalls: 16 };
 export const TIME = Date.UTC(2026, 9, 23, 9, 30);

@@ -9,7 +9,7 @@ import type { CallRequest, FailureReason, HostCallAnswer } from "@/contracts/eng
 import type { EngineOutcome } from "@/worker/engine";
 import { spawnNodeWorker } from "@/worker/node-port";
 import { SandboxSupervisor } from "@/worker/supervisor";
-import { buildWorkerBundle, fakeHost, getEngine, input, parseValue, type InputExtra } from "./helpers";
+import { buildWorkerBundle, fakeHost, getEngine, type InputExtra, input, parseValue } from "./helpers";
 
 type Expectation =
   | { reason: FailureReason; message?: string | RegExp }
@@ -111,7 +111,11 @@ const ESCAPE: HostileCase[] = [
       await apps.work_calendar.list_events(args); return 1;`,
     answer: () => ok(),
     expect: {
-      check: (_, calls) => expect(calls.map((c) => [c.index, c.binding])).toEqual([[0, "notes.read_note"], [1, "work_calendar.list_events"]]),
+      check: (_, calls) =>
+        expect(calls.map((c) => [c.index, c.binding])).toEqual([
+          [0, "notes.read_note"],
+          [1, "work_calendar.list_events"],
+        ]),
     },
     calls: 2,
   },
@@ -184,7 +188,8 @@ const ESCAPE: HostileCase[] = [
       return 1;`,
     answer: () => ok(),
     expect: {
-      check: (_, calls) => expect(calls[0]?.argsJson).toBe('{"__proto__":{"polluted":1},"constructor":{"prototype":{"p":1}}}'),
+      check: (_, calls) =>
+        expect(calls[0]?.argsJson).toBe('{"__proto__":{"polluted":1},"constructor":{"prototype":{"p":1}}}'),
     },
     calls: 1,
   },
@@ -212,7 +217,12 @@ const CPU: HostileCase[] = [
     expect: { reason: "Timeout" },
   },
   { name: "await loop", code: `for (;;) await null;`, extra: FAST, expect: { reason: "Timeout" } },
-  { name: "sort comparator loop", code: `[3, 2, 1].sort(() => { for (;;) {} });`, extra: FAST, expect: { reason: "Timeout" } },
+  {
+    name: "sort comparator loop",
+    code: `[3, 2, 1].sort(() => { for (;;) {} });`,
+    extra: FAST,
+    expect: { reason: "Timeout" },
+  },
   {
     name: "CPU spread over many calls adds up",
     code: `for (let i = 0; i < 100; i++) { const t = Date.now(); let x = 0; for (let j = 0; j < 3e5; j++) x += j;
@@ -231,8 +241,18 @@ const CPU: HostileCase[] = [
 ];
 
 const MEMORY: HostileCase[] = [
-  { name: "typed arrays", code: `const k = []; for (;;) k.push(new Float64Array(1 << 18));`, extra: SMALL_MEMORY, expect: { reason: "Memory" } },
-  { name: "one huge typed array", code: `return new Uint8Array(512 * 1024 * 1024).length;`, extra: SMALL_MEMORY, expect: { reason: "Memory" } },
+  {
+    name: "typed arrays",
+    code: `const k = []; for (;;) k.push(new Float64Array(1 << 18));`,
+    extra: SMALL_MEMORY,
+    expect: { reason: "Memory" },
+  },
+  {
+    name: "one huge typed array",
+    code: `return new Uint8Array(512 * 1024 * 1024).length;`,
+    extra: SMALL_MEMORY,
+    expect: { reason: "Memory" },
+  },
   {
     name: "growing strings",
     code: `const k = []; let s = "y".repeat(1 << 16); for (;;) { s = s + s.slice(0, 4096); k.push(s + "!"); }`,
@@ -245,7 +265,12 @@ const MEMORY: HostileCase[] = [
     extra: SMALL_MEMORY,
     expect: { reason: "Memory" },
   },
-  { name: "big Map", code: `const m = new Map(); for (let i = 0; ; i++) m.set(i, { i });`, extra: SMALL_MEMORY, expect: { reason: "Memory" } },
+  {
+    name: "big Map",
+    code: `const m = new Map(); for (let i = 0; ; i++) m.set(i, { i });`,
+    extra: SMALL_MEMORY,
+    expect: { reason: "Memory" },
+  },
   { name: "Array fill", code: `return Array(1e8).fill(0).length;`, extra: SMALL_MEMORY, expect: { reason: "Memory" } },
   {
     name: "a result too large for the sandbox is a catchable call failure",
@@ -258,7 +283,11 @@ const MEMORY: HostileCase[] = [
 ];
 
 const STACK: HostileCase[] = [
-  { name: "deep recursion uncaught", code: `const f = (n) => f(n + 1) + 1; return f(0);`, expect: { reason: "Error", message: "InternalError: stack overflow" } },
+  {
+    name: "deep recursion uncaught",
+    code: `const f = (n) => f(n + 1) + 1; return f(0);`,
+    expect: { reason: "Error", message: "InternalError: stack overflow" },
+  },
   {
     name: "recursive Proxy get trap",
     code: `const p = new Proxy({}, { get: (t, k) => p[k] }); return p.x;`,
@@ -328,7 +357,12 @@ const ASYNC: HostileCase[] = [
 ];
 
 const OUTPUT: HostileCase[] = [
-  { name: "huge return value", code: `return "x".repeat(5000);`, extra: SMALL_OUTPUT, expect: { reason: "OutputTooLarge" } },
+  {
+    name: "huge return value",
+    code: `return "x".repeat(5000);`,
+    extra: SMALL_OUTPUT,
+    expect: { reason: "OutputTooLarge" },
+  },
   {
     name: "huge return value through toJSON",
     code: `return { toJSON() { return "é".repeat(3000); } };`,
@@ -346,8 +380,18 @@ const OUTPUT: HostileCase[] = [
       },
     },
   },
-  { name: "text() flood", code: `for (;;) text("x".repeat(100));`, extra: SMALL_OUTPUT, expect: { reason: "OutputTooLarge" } },
-  { name: "huge json()", code: `json({ a: "x".repeat(5000) }); return 1;`, extra: SMALL_OUTPUT, expect: { reason: "OutputTooLarge" } },
+  {
+    name: "text() flood",
+    code: `for (;;) text("x".repeat(100));`,
+    extra: SMALL_OUTPUT,
+    expect: { reason: "OutputTooLarge" },
+  },
+  {
+    name: "huge json()",
+    code: `json({ a: "x".repeat(5000) }); return 1;`,
+    extra: SMALL_OUTPUT,
+    expect: { reason: "OutputTooLarge" },
+  },
   {
     name: "logging a huge object stops formatting early",
     code: `const o = {}; for (let i = 0; i < 50000; i++) o["k" + i] = { v: i }; console.log(o); return "ok";`,
@@ -382,7 +426,11 @@ const FORGED: HostileCase[] = [
     code: `throw Object.assign(new Error("out of memory"), { name: "InternalError" });`,
     expect: { reason: "Error", message: "InternalError: out of memory" },
   },
-  { name: "QuickJS's own InternalError type with the out-of-memory text", code: `throw new InternalError("out of memory");`, expect: { reason: "Error", message: "InternalError: out of memory" } },
+  {
+    name: "QuickJS's own InternalError type with the out-of-memory text",
+    code: `throw new InternalError("out of memory");`,
+    expect: { reason: "Error", message: "InternalError: out of memory" },
+  },
   {
     name: "the out-of-memory text thrown after an await",
     code: `await apps.work_calendar.list_events({ day: "ok" }); throw Object.assign(new Error("out of memory"), { name: "InternalError" });`,
@@ -394,15 +442,31 @@ const FORGED: HostileCase[] = [
     code: `throw new Error("the program ran out of memory (limit 32 MiB)");`,
     expect: { reason: "Error", message: "Error: the program ran out of memory (limit 32 MiB)" },
   },
-  { name: "a forged interrupt is not a Timeout", code: `throw Object.assign(new Error("interrupted"), { name: "InternalError" });`, expect: { reason: "Error", message: "InternalError: interrupted" } },
-  { name: "an error named Timeout", code: `throw Object.assign(new Error("the program ran longer than 2000 ms"), { name: "Timeout" });`, expect: { reason: "Error" } },
+  {
+    name: "a forged interrupt is not a Timeout",
+    code: `throw Object.assign(new Error("interrupted"), { name: "InternalError" });`,
+    expect: { reason: "Error", message: "InternalError: interrupted" },
+  },
+  {
+    name: "an error named Timeout",
+    code: `throw Object.assign(new Error("the program ran longer than 2000 ms"), { name: "Timeout" });`,
+    expect: { reason: "Error" },
+  },
   {
     name: "an error named OutputTooLarge",
     code: `throw Object.assign(new Error("the return value is larger than 65536 bytes"), { name: "OutputTooLarge" });`,
     expect: { reason: "Error", message: "OutputTooLarge: the return value is larger than 65536 bytes" },
   },
-  { name: "an error named Cancelled", code: `throw Object.assign(new Error("the run was cancelled"), { name: "Cancelled" });`, expect: { reason: "Error", message: "Cancelled: the run was cancelled" } },
-  { name: "a thrown plain object shaped like an outcome", code: `throw { status: "failed", reason: "Memory", name: "InternalError", message: "out of memory" };`, expect: { reason: "Error" } },
+  {
+    name: "an error named Cancelled",
+    code: `throw Object.assign(new Error("the run was cancelled"), { name: "Cancelled" });`,
+    expect: { reason: "Error", message: "Cancelled: the run was cancelled" },
+  },
+  {
+    name: "a thrown plain object shaped like an outcome",
+    code: `throw { status: "failed", reason: "Memory", name: "InternalError", message: "out of memory" };`,
+    expect: { reason: "Error" },
+  },
   {
     name: "a caught real out-of-memory still lets the program go on",
     code: `try { new Uint8Array(512 * 1024 * 1024); } catch (e) { return [e.name, e.message]; }`,
@@ -437,11 +501,9 @@ async function runCase(c: HostileCase): Promise<void> {
     e.check(outcome, host.calls);
   }
   expect(host.calls.length).toBeLessThanOrEqual(c.calls ?? 0);
-  expect(parseValue(await engine.run(input("return [typeof apps, ({}).polluted ?? null, Date.now()]"), fakeHost()))).toEqual([
-    "object",
-    null,
-    input("").time,
-  ]);
+  expect(
+    parseValue(await engine.run(input("return [typeof apps, ({}).polluted ?? null, Date.now()]"), fakeHost())),
+  ).toEqual(["object", null, input("").time]);
 }
 
 const CLASSES: [string, HostileCase[]][] = [

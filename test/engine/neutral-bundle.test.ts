@@ -25,7 +25,9 @@ describe("the sandbox engine is runtime-neutral", () => {
     const result = await bundleNeutral("worker/engine.ts");
     const inputs = Object.keys(result.metafile.inputs);
     expect(inputs).toContain("worker/engine.ts");
-    expect(inputs.filter((name) => name.startsWith("node:") || /(^|\/)node_modules\/@types\/node\//.test(name))).toEqual([]);
+    expect(
+      inputs.filter((name) => name.startsWith("node:") || /(^|\/)node_modules\/@types\/node\//.test(name)),
+    ).toEqual([]);
     expect(result.outputFiles[0]!.text).not.toMatch(/from\s*["']node:/);
   });
 

@@ -55,11 +55,13 @@ describe("lazily compiled prelude parts", () => {
     const tampered = await run(PREPARE + TAMPER + USE);
     expect(clean).toMatchObject({ status: "failed", reason: "Error", message: "Uncaught { thrown: [ 1, 'x' ] }" });
     expect(clean.logs.map((l) => l.level)).toEqual(["log", "log", "warn", "log", "log", "error"]);
-    expect(clean.logs[2]?.text).toBe("list has 3 items { k: [ 1 ] } {\"j\":1}%");
+    expect(clean.logs[2]?.text).toBe('list has 3 items { k: [ 1 ] } {"j":1}%');
     expect(clean.logs[3]?.text).toBe(
       "Thu Jan 01 1970 00:00:00 GMT+0000 01/01/1970, 12:00:00 AM Thu Jan 01 1970 00:00:00 GMT+0000 12:00:00 AM",
     );
-    expect(clean.logs[5]?.text).toBe("AppCallDenied denied by policy { policy: 'deny' } AppCallDenied: denied by policy");
+    expect(clean.logs[5]?.text).toBe(
+      "AppCallDenied denied by policy { policy: 'deny' } AppCallDenied: denied by policy",
+    );
     expect(tampered).toEqual(clean);
   });
 
@@ -85,7 +87,13 @@ describe("prepared contexts", () => {
     expect(parseValue(await engine.run(input(dirty), fakeHost()))).toBe(1);
     const cold = await engine.run(input(probe), fakeHost()); // back to back: no time to prepare
     expect(preparedRunCount()).toBe(before + 2);
-    expect(parseValue(warm)).toEqual(["undefined", null, "Thu Jan 01 1970 00:00:00 GMT+0000", expect.any(Number), "function"]);
+    expect(parseValue(warm)).toEqual([
+      "undefined",
+      null,
+      "Thu Jan 01 1970 00:00:00 GMT+0000",
+      expect.any(Number),
+      "function",
+    ]);
     expect(cold).toEqual(warm);
   });
 

@@ -154,9 +154,16 @@ describe("replay", () => {
     const second = fakeHost(() => ({ type: "ok", resultJson: JSON.stringify({ structuredContent: { id: "ev9" } }) }));
     const resumed = await engine.run(input(code, { replay: log }), second);
     expect(parseValue(resumed)).toEqual({ id: "ev9" });
-    expect(second.calls).toEqual([{ index: 1, binding: "work_calendar.create_event", argsJson: '{"attendees":2,"title":"Review"}' }]);
+    expect(second.calls).toEqual([
+      { index: 1, binding: "work_calendar.create_event", argsJson: '{"attendees":2,"title":"Review"}' },
+    ]);
 
-    const denied = fakeHost(() => ({ type: "error", name: "AppCallDenied", message: "denied", details: { by: "owner" } }));
+    const denied = fakeHost(() => ({
+      type: "error",
+      name: "AppCallDenied",
+      message: "denied",
+      details: { by: "owner" },
+    }));
     const outcome = await engine.run(
       input(`try { ${code} } catch (e) { return [e.name, e.details.by]; }`, { replay: log }),
       denied,

@@ -5,11 +5,19 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { HostCallAnswer, LogLine } from "@/contracts/engine";
-import { spawnNodeWorker } from "@/worker/node-port";
 import type { Engine } from "@/worker/engine";
+import { spawnNodeWorker } from "@/worker/node-port";
 import { SandboxSupervisor, type WorkerPort } from "@/worker/supervisor";
 import { serveEngine } from "@/worker/worker-host";
-import { CALENDAR_PROGRAM, buildWorkerBundle, calendarOutcome, fakeHost, getEngine, input, parseValue } from "./helpers";
+import {
+  buildWorkerBundle,
+  CALENDAR_PROGRAM,
+  calendarOutcome,
+  fakeHost,
+  getEngine,
+  input,
+  parseValue,
+} from "./helpers";
 
 let spawned = 0;
 let supervisor: SandboxSupervisor;
@@ -31,7 +39,10 @@ describe("SandboxSupervisor with Node worker threads", () => {
   it("runs the calendar program, forwards calls and logs, and reuses the worker", async () => {
     const host = fakeHost();
     const lines: LogLine[] = [];
-    const outcome = await supervisor.run(input(CALENDAR_PROGRAM), { call: host.call, onLog: (line) => lines.push(line) });
+    const outcome = await supervisor.run(input(CALENDAR_PROGRAM), {
+      call: host.call,
+      onLog: (line) => lines.push(line),
+    });
     expect(parseValue(outcome)).toEqual(["Quarterly review", "Offsite planning"]);
     expect(lines).toEqual([{ level: "log", text: "events: 4" }]);
     expect(host.calls.map((c) => c.index)).toEqual([0, 1]);
@@ -123,8 +134,14 @@ function inProcessWorker(load: () => Promise<Engine>): WorkerPort {
   const toDriver: ((message: unknown) => void)[] = [];
   let alive = true;
   const deliver = (listeners: ((message: unknown) => void)[], message: unknown) =>
-    queueMicrotask(() => alive && listeners.forEach((listener) => listener(structuredClone(message))));
-  serveEngine({ post: (message) => deliver(toDriver, message), onMessage: (listener) => toWorker.push(listener) }, load);
+    queueMicrotask(() => {
+      if (!alive) return;
+      for (const listener of listeners) listener(structuredClone(message));
+    });
+  serveEngine(
+    { post: (message) => deliver(toDriver, message), onMessage: (listener) => toWorker.push(listener) },
+    load,
+  );
   return {
     post: (message) => deliver(toWorker, message),
     onMessage: (listener) => toDriver.push(listener),
@@ -161,7 +178,11 @@ describe("a worker whose engine cannot load", () => {
     await new Promise((resolve) => setTimeout(resolve, 0));
     expect(posted).toEqual([{ type: "ready", error: "the sandbox engine could not be loaded: no memory" }]);
     send({ type: "run", nonce: "n1", input: input("return 1") });
-    expect(posted[1]).toMatchObject({ type: "done", nonce: "n1", outcome: { status: "failed", reason: "Unavailable" } });
+    expect(posted[1]).toMatchObject({
+      type: "done",
+      nonce: "n1",
+      outcome: { status: "failed", reason: "Unavailable" },
+    });
   });
 });
 
@@ -191,14 +212,24 @@ const GATED = (run: number) => `return (await apps.work_calendar.list_events({ r
 describe("the worker pool", () => {
   it("never has more than maxWorkers workers; runs beyond wait in the supervisor's queue, in order", async () => {
     let count = 0;
-    const local = new SandboxSupervisor({ spawn: () => (count++, spawnNodeWorker()), maxWorkers: 2 });
+    const local = new SandboxSupervisor({
+      spawn: () => {
+        count++;
+        return spawnNodeWorker();
+      },
+      maxWorkers: 2,
+    });
     try {
       const host = gatedHost();
       const runs = [0, 1, 2, 3, 4].map((run) => local.run(input(GATED(run)), host));
       expect(local.queued).toBe(3);
       await vi.waitFor(() => expect([...host.started].sort()).toEqual([0, 1]), { timeout: 20_000 });
       // Each finished run frees one worker, which goes to the longest-waiting queued run.
-      for (const [finished, next] of [[0, 2], [1, 3], [2, 4]] as const) {
+      for (const [finished, next] of [
+        [0, 2],
+        [1, 3],
+        [2, 4],
+      ] as const) {
         host.releaseRun(finished);
         await vi.waitFor(() => expect(host.started.length).toBe(next + 1), { timeout: 20_000 });
         expect(host.started[next]).toBe(next);
@@ -236,7 +267,14 @@ describe("the worker pool", () => {
 
   it("starts warmWorkers at creation and runs on them without spawning more", async () => {
     let count = 0;
-    const local = new SandboxSupervisor({ spawn: () => (count++, spawnNodeWorker()), warmWorkers: 3, maxIdle: 3 });
+    const local = new SandboxSupervisor({
+      spawn: () => {
+        count++;
+        return spawnNodeWorker();
+      },
+      warmWorkers: 3,
+      maxIdle: 3,
+    });
     try {
       expect(count).toBe(3);
       const host = gatedHost();
@@ -273,7 +311,10 @@ describe("the busy-time watchdog", () => {
     it(`terminates a worker stuck in a built-in (${path})`, async () => {
       const local = new SandboxSupervisor({ spawn: () => spawnNodeWorker(), graceMs: 300, sharedMeter });
       try {
-        const outcome = await local.run(input("return Array.prototype.indexOf.call({ length: 2 ** 32 - 1 }, 1);", { limits: { timeoutMs: 200 } }), fakeHost());
+        const outcome = await local.run(
+          input("return Array.prototype.indexOf.call({ length: 2 ** 32 - 1 }, 1);", { limits: { timeoutMs: 200 } }),
+          fakeHost(),
+        );
         expect(outcome).toMatchObject({ status: "failed", reason: "Timeout" });
         expect(parseValue(await local.run(input("return 2"), fakeHost()))).toBe(2);
       } finally {
@@ -296,8 +337,13 @@ describe("the busy-time watchdog", () => {
       };
       const local = new SandboxSupervisor({ spawn: counted, graceMs: 100, sharedMeter });
       try {
-        const slow = fakeHost(() => new Promise((resolve) => setTimeout(() => resolve({ type: "ok", resultJson: "1" }), 700)));
-        const outcome = await local.run(input(`return await apps.work_calendar.list_events({});`, { limits: { timeoutMs: 100 } }), slow);
+        const slow = fakeHost(
+          () => new Promise((resolve) => setTimeout(() => resolve({ type: "ok", resultJson: "1" }), 700)),
+        );
+        const outcome = await local.run(
+          input(`return await apps.work_calendar.list_events({});`, { limits: { timeoutMs: 100 } }),
+          slow,
+        );
         expect(parseValue(outcome)).toBe(1);
         if (sharedMeter) expect(busyMessages).toBe(0);
         else expect(busyMessages).toBeGreaterThan(0);

@@ -21,7 +21,12 @@ export function scriptedModel(script: Script, options: { chunkDelayInMs?: number
       const step = script(call, n++);
       const chunks: LanguageModelV3StreamPart[] = [{ type: "stream-start", warnings: [] }];
       if ("toolCall" in step) {
-        chunks.push({ type: "tool-call", toolCallId: `call_${n}`, toolName: step.toolCall.name, input: JSON.stringify(step.toolCall.input) });
+        chunks.push({
+          type: "tool-call",
+          toolCallId: `call_${n}`,
+          toolName: step.toolCall.name,
+          input: JSON.stringify(step.toolCall.input),
+        });
         chunks.push({ type: "finish", finishReason: { unified: "tool-calls", raw: "tool_calls" }, usage });
       } else {
         chunks.push({ type: "text-start", id: "t" });
@@ -42,7 +47,11 @@ export function lastToolResult(call: LanguageModelV3CallOptions): unknown {
     for (const part of [...message.content].reverse()) {
       if (part.type === "tool-result") {
         const output = part.output as { type: string; value: unknown };
-        return output.type === "json" ? output.value : output.type === "text" ? JSON.parse(String(output.value)) : output.value;
+        return output.type === "json"
+          ? output.value
+          : output.type === "text"
+            ? JSON.parse(String(output.value))
+            : output.value;
       }
     }
   }

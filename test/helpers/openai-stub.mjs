@@ -35,7 +35,7 @@ export const MARKDOWN_ANSWER = [
   "- [ ] Send the notes",
   "",
   "```js",
-  'const total = 3 + 1',
+  "const total = 3 + 1",
   'console.log("total", total)',
   "```",
   "",
@@ -50,7 +50,8 @@ export const SLOW_WORDS = Array.from({ length: 80 }, (_, i) => `word${i + 1} `);
 /** Which program the stub writes for a user message; null: answer with text. */
 function programFor(text, calendarProgram) {
   if (/notes/i.test(text)) return { code: NOTES_PROGRAM, reason: "Send the notes to the team" };
-  if (/calendar|busy|meeting/i.test(text)) return { code: calendarProgram, reason: "Find the busy meetings of the two days" };
+  if (/calendar|busy|meeting/i.test(text))
+    return { code: calendarProgram, reason: "Find the busy meetings of the two days" };
   return null;
 }
 
@@ -80,8 +81,26 @@ export function startOpenAIStub({ port = 0, program = STUB_PROGRAM } = {}) {
     const frames = [];
     if (!body.stream) {
       res.writeHead(200, { "content-type": "application/json" });
-      const asksTitle = body.messages.some((m) => typeof m.content === "string" && /title for this chat/i.test(m.content));
-      res.end(JSON.stringify({ ...base, object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: body.model === "stub-empty" ? "" : asksTitle ? "Stub title: weekly plan" : "OK" }, finish_reason: "stop" }], usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 } }));
+      const asksTitle = body.messages.some(
+        (m) => typeof m.content === "string" && /title for this chat/i.test(m.content),
+      );
+      res.end(
+        JSON.stringify({
+          ...base,
+          object: "chat.completion",
+          choices: [
+            {
+              index: 0,
+              message: {
+                role: "assistant",
+                content: body.model === "stub-empty" ? "" : asksTitle ? "Stub title: weekly plan" : "OK",
+              },
+              finish_reason: "stop",
+            },
+          ],
+          usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 },
+        }),
+      );
       return;
     }
     const lastIsTool = body.messages.at(-1)?.role === "tool";
@@ -89,19 +108,51 @@ export function startOpenAIStub({ port = 0, program = STUB_PROGRAM } = {}) {
       typeof lastUser?.content === "string"
         ? lastUser.content
         : (lastUser?.content ?? []).map((part) => (typeof part?.text === "string" ? part.text : "")).join("");
-    const planned = hasRunTool && !lastIsTool && !userText.startsWith("[OpenBot]") ? programFor(userText, program) : null;
+    const planned =
+      hasRunTool && !lastIsTool && !userText.startsWith("[OpenBot]") ? programFor(userText, program) : null;
     if (planned) {
       const args = JSON.stringify(planned);
-      frames.push({ ...base, choices: [{ index: 0, delta: { role: "assistant", content: null, tool_calls: [{ index: 0, id: `call_${calls}`, type: "function", function: { name: "openbot_run_code", arguments: "" } }] }, finish_reason: null }] });
+      frames.push({
+        ...base,
+        choices: [
+          {
+            index: 0,
+            delta: {
+              role: "assistant",
+              content: null,
+              tool_calls: [
+                {
+                  index: 0,
+                  id: `call_${calls}`,
+                  type: "function",
+                  function: { name: "openbot_run_code", arguments: "" },
+                },
+              ],
+            },
+            finish_reason: null,
+          },
+        ],
+      });
       for (let i = 0; i < args.length; i += 40) {
-        frames.push({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: args.slice(i, i + 40) } }] }, finish_reason: null }] });
+        frames.push({
+          ...base,
+          choices: [
+            {
+              index: 0,
+              delta: { tool_calls: [{ index: 0, function: { arguments: args.slice(i, i + 40) } }] },
+              finish_reason: null,
+            },
+          ],
+        });
       }
       frames.push({ ...base, choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }] });
     } else if (!lastIsTool && /slowly/i.test(userText)) {
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
       for (const word of SLOW_WORDS) {
         if (res.destroyed) return;
-        res.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: { content: word }, finish_reason: null }] })}\n\n`);
+        res.write(
+          `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: { content: word }, finish_reason: null }] })}\n\n`,
+        );
         await new Promise((r) => setTimeout(r, 250));
       }
       res.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\n`);
@@ -120,7 +171,8 @@ export function startOpenAIStub({ port = 0, program = STUB_PROGRAM } = {}) {
               ? "The program is waiting for your decision."
               : `The program ended with status ${result.status}.`;
       }
-      for (const word of text.split(/(?<=[ \n])/)) frames.push({ ...base, choices: [{ index: 0, delta: { content: word }, finish_reason: null }] });
+      for (const word of text.split(/(?<=[ \n])/))
+        frames.push({ ...base, choices: [{ index: 0, delta: { content: word }, finish_reason: null }] });
       frames.push({ ...base, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] });
     }
     frames.push({ ...base, choices: [], usage: { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 } });

@@ -8,8 +8,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { appRouter } from "@/server/api/root";
 import { createContextInner } from "@/server/api/trpc";
-import { readEnv } from "@/server/env";
 import { bootPlatform } from "@/server/boot";
+import { readEnv } from "@/server/env";
 import type { Platform } from "@/server/platform";
 import { type Principal, principalFromToken } from "@/server/services/auth";
 
@@ -24,7 +24,9 @@ export interface TestPlatform {
 }
 
 /** `codeMode`: turn Code Mode on first (most tests need it). */
-export async function startTestPlatform(options: { inMemoryDb?: boolean; env?: Record<string, string>; codeMode?: boolean } = {}): Promise<TestPlatform> {
+export async function startTestPlatform(
+  options: { inMemoryDb?: boolean; env?: Record<string, string>; codeMode?: boolean } = {},
+): Promise<TestPlatform> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "openbot-test-"));
   const env = readEnv({ OPENBOT_DATA_DIR: dataDir, OPENBOT_ADMIN_TOKEN: ADMIN_TOKEN, ...options.env });
   const platform = await bootPlatform({ env, inMemoryDb: options.inMemoryDb ?? true });

@@ -4,9 +4,10 @@
  * key holding everything except the permission the procedure needs; each must be refused before it
  * runs. A key holds exactly the permissions it was created with, cut to its user's role.
  */
-import { PERMISSIONS, type Permission } from "@/contracts/permissions";
+
 import { TRPCError } from "@trpc/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PERMISSIONS, type Permission } from "@/contracts/permissions";
 import { TRPC_ACCESS } from "@/server/api/access";
 import { appRouter } from "@/server/api/root";
 import { type Principal, principalFromToken } from "@/server/services/auth";
@@ -18,7 +19,9 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-const procedures = Object.keys((appRouter._def as unknown as { procedures: Record<string, unknown> }).procedures).sort();
+const procedures = Object.keys(
+  (appRouter._def as unknown as { procedures: Record<string, unknown> }).procedures,
+).sort();
 
 /** Calls `path` through createCaller with a throwaway input; resolves to the error code or "ok". */
 async function codeOf(principal: Principal | null, path: string): Promise<string> {
@@ -68,8 +71,12 @@ describe("access to every tRPC procedure", () => {
     for (const path of procedures) {
       const rule = TRPC_ACCESS[path]!;
       if (rule === "public") continue;
-      for (const needed of rule) expect(`${path} without ${needed}: ${await codeOf(without.get(needed)!, path)}`).toBe(`${path} without ${needed}: FORBIDDEN`);
-      if (rule.includes("platform.admin")) expect(`${path} as member: ${await codeOf(member, path)}`).toBe(`${path} as member: FORBIDDEN`);
+      for (const needed of rule)
+        expect(`${path} without ${needed}: ${await codeOf(without.get(needed)!, path)}`).toBe(
+          `${path} without ${needed}: FORBIDDEN`,
+        );
+      if (rule.includes("platform.admin"))
+        expect(`${path} as member: ${await codeOf(member, path)}`).toBe(`${path} as member: FORBIDDEN`);
     }
   });
 
@@ -88,7 +95,12 @@ describe("API-key scopes", () => {
       () => t.caller(reader).settings.get(),
       () => t.caller(reader).decisions.list({}),
     ]) {
-      expect(await call().then(() => "ok", (e: TRPCError) => e.code)).toBe("FORBIDDEN");
+      expect(
+        await call().then(
+          () => "ok",
+          (e: TRPCError) => e.code,
+        ),
+      ).toBe("FORBIDDEN");
     }
     expect(await t.caller(reader).chats.list()).toBeInstanceOf(Array);
   });
@@ -98,14 +110,24 @@ describe("API-key scopes", () => {
     const scoped = await adminKey(["sessions.read", "sessions.write", "apps.use"]);
     const ids = (await t.caller(scoped).chats.list()).map((c) => c.id);
     expect(ids).not.toContain(adminChat.id);
-    expect(await t.caller(scoped).chats.byId({ id: adminChat.id }).then(() => "ok", (e: TRPCError) => e.code)).toBe("NOT_FOUND");
+    expect(
+      await t
+        .caller(scoped)
+        .chats.byId({ id: adminChat.id })
+        .then(
+          () => "ok",
+          (e: TRPCError) => e.code,
+        ),
+    ).toBe("NOT_FOUND");
     expect((await t.caller(t.admin).chats.list()).map((c) => c.id)).toContain(adminChat.id);
   });
 
   it("a member's key can never hold platform.admin: refused at creation, dropped if the user is demoted", async () => {
     const caller = t.caller(t.admin);
     const { id: memberId } = await caller.users.create({ name: "Member", role: "member" });
-    const refused = await caller.apiKeys.create({ userId: memberId, name: "too much", permissions: ["platform.admin"] }).catch((e: TRPCError) => e);
+    const refused = await caller.apiKeys
+      .create({ userId: memberId, name: "too much", permissions: ["platform.admin"] })
+      .catch((e: TRPCError) => e);
     expect((refused as TRPCError).code).toBe("BAD_REQUEST");
     expect((refused as TRPCError).message).toContain("a member cannot hold platform.admin");
 
@@ -114,6 +136,14 @@ describe("API-key scopes", () => {
     await t.platform.db.query("update users set role = 'member' where id = $1", [userId]);
     const demoted = (await principalFromToken(t.platform.db, token))!;
     expect([...demoted.permissions].sort()).toEqual(["apps.use", "sessions.read", "sessions.write"]);
-    expect(await t.caller(demoted).vault.list().then(() => "ok", (e: TRPCError) => e.code)).toBe("FORBIDDEN");
+    expect(
+      await t
+        .caller(demoted)
+        .vault.list()
+        .then(
+          () => "ok",
+          (e: TRPCError) => e.code,
+        ),
+    ).toBe("FORBIDDEN");
   });
 });

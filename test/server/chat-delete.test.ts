@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runTurnToEnd } from "@/server/services/agent/turns";
-import { startOpenAIStub, type OpenAIStub } from "../helpers/openai-stub.mjs";
+import { type OpenAIStub, startOpenAIStub } from "../helpers/openai-stub.mjs";
 import { startTestPlatform, type TestPlatform } from "../helpers/platform";
 
 let t: TestPlatform;
@@ -15,7 +15,10 @@ beforeAll(async () => {
   t.platform.modelOverride = undefined;
   const caller = t.caller(t.admin);
   const s = await caller.settings.get();
-  await caller.settings.update({ expectedVersion: s.version, model: { provider: "openai-compatible", baseURL: stub.url, model: "stub-1", apiKey: "sk-test" } });
+  await caller.settings.update({
+    expectedVersion: s.version,
+    model: { provider: "openai-compatible", baseURL: stub.url, model: "stub-1", apiKey: "sk-test" },
+  });
 });
 afterAll(async () => {
   await stub?.close();
@@ -30,7 +33,9 @@ async function rowsOf(chatId: string): Promise<Record<string, number>> {
     turns: await count("select count(*) as n from turns where chat_id = $1"),
     messages: await count("select count(*) as n from messages where chat_id = $1"),
     code_runs: await count("select count(*) as n from code_runs where chat_id = $1"),
-    code_run_calls: await count("select count(*) as n from code_run_calls where run_id in (select id from code_runs where chat_id = $1)"),
+    code_run_calls: await count(
+      "select count(*) as n from code_run_calls where run_id in (select id from code_runs where chat_id = $1)",
+    ),
     app_operations: await count("select count(*) as n from app_operations where chat_id = $1"),
     decisions: await count("select count(*) as n from decisions where chat_id = $1"),
   };

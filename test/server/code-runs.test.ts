@@ -3,7 +3,7 @@
  * server runner against the real built-in Work calendar MCP app, the record's fields, Code Mode off,
  * the page-host path (start → call → finish), replay of recorded calls, and access rules.
  */
-import { TRPCError } from "@trpc/server";
+import type { TRPCError } from "@trpc/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { HostCallAnswer } from "@/contracts/engine";
 import { CALENDAR_PROGRAM, makePerson, startTestPlatform, type TestPlatform } from "../helpers/platform";
@@ -18,7 +18,11 @@ describe("code runs", () => {
   it("runs the calendar program on the server runner and records every call", async () => {
     const caller = t.caller(t.admin);
     const chat = await caller.chats.create({ title: "Calendar" });
-    const record = await caller.codeRuns.runOnServer({ chatId: chat.id, code: CALENDAR_PROGRAM, reason: "busy meetings" });
+    const record = await caller.codeRuns.runOnServer({
+      chatId: chat.id,
+      code: CALENDAR_PROGRAM,
+      reason: "busy meetings",
+    });
     expect(record.status).toBe("Completed");
     expect(record.chat).toBe(chat.id);
     expect(record.session).toBe(chat.id);
@@ -27,15 +31,18 @@ describe("code runs", () => {
     expect(record.calls.map((c) => c.binding)).toEqual(["work_calendar.list_events", "work_calendar.list_events"]);
     expect(record.calls.map((c) => c.index)).toEqual([0, 1]);
     expect(record.calls[0]?.source).toMatchObject({ connectionName: "Work calendar", name: "list-events" });
-    const events = (record.calls[0]?.app?.result as { structuredContent: { events: { title: string; attendees: number }[] } })
-      .structuredContent.events;
+    const events = (
+      record.calls[0]!.app!.result as { structuredContent: { events: { title: string; attendees: number }[] } }
+    ).structuredContent.events;
     expect(events.length).toBeGreaterThan(0);
     expect(record.result?._tag).toBe("Completed");
     if (record.result?._tag !== "Completed") throw new Error("not completed");
     const titles = record.result.value as string[];
     expect(titles.length).toBeGreaterThan(0);
     const all = record.calls.flatMap(
-      (c) => (c.app?.result as { structuredContent: { events: { title: string; attendees: number }[] } }).structuredContent.events,
+      (c) =>
+        (c.app!.result as { structuredContent: { events: { title: string; attendees: number }[] } }).structuredContent
+          .events,
     );
     expect(titles).toEqual(all.filter((e) => e.attendees > 10).map((e) => e.title));
     expect(titles.length).toBeLessThan(all.length);
@@ -72,23 +79,55 @@ describe("code runs", () => {
     expect(input.bindings).toContain("work_calendar.list_events");
     expect(input.limits).toEqual({ timeoutMs: 10000, memoryMb: 64, outputBytes: 65536, maxPendingCalls: 16 });
 
-    const first = (await caller.codeRuns.appCall({ runId, attempt, index: 0, binding: "work_calendar.list_events", argsJson: '{"day":"2026-10-23"}' })) as HostCallAnswer;
+    const first = (await caller.codeRuns.appCall({
+      runId,
+      attempt,
+      index: 0,
+      binding: "work_calendar.list_events",
+      argsJson: '{"day":"2026-10-23"}',
+    })) as HostCallAnswer;
     expect(first.type).toBe("ok");
     const opsBefore = await t.platform.db.query("select id from app_operations where run_id = $1", [runId]);
     // The same call again (an idempotent re-send) is answered from the record: nothing new is sent.
-    const again = await caller.codeRuns.appCall({ runId, attempt, index: 0, binding: "work_calendar.list_events", argsJson: '{ "day": "2026-10-23" }' });
+    const again = await caller.codeRuns.appCall({
+      runId,
+      attempt,
+      index: 0,
+      binding: "work_calendar.list_events",
+      argsJson: '{ "day": "2026-10-23" }',
+    });
     expect(again).toEqual(first);
-    expect(await t.platform.db.query("select id from app_operations where run_id = $1", [runId])).toHaveLength(opsBefore.length);
+    expect(await t.platform.db.query("select id from app_operations where run_id = $1", [runId])).toHaveLength(
+      opsBefore.length,
+    );
 
-    const unknown = (await caller.codeRuns.appCall({ runId, attempt, index: 1, binding: "nope.nothing", argsJson: "{}" })) as HostCallAnswer;
+    const unknown = (await caller.codeRuns.appCall({
+      runId,
+      attempt,
+      index: 1,
+      binding: "nope.nothing",
+      argsJson: "{}",
+    })) as HostCallAnswer;
     expect(unknown).toMatchObject({ type: "error", name: "AppCallFailed", details: { reason: "unavailable" } });
 
-    const mismatch = await caller.codeRuns.appCall({ runId, attempt, index: 0, binding: "work_calendar.list_events", argsJson: '{"day":"2026-10-25"}' });
+    const mismatch = await caller.codeRuns.appCall({
+      runId,
+      attempt,
+      index: 0,
+      binding: "work_calendar.list_events",
+      argsJson: '{"day":"2026-10-25"}',
+    });
     expect(mismatch).toMatchObject({ type: "stop", reason: "ReplayMismatch" });
     const record = await caller.codeRuns.byId({ id: runId });
     expect(record.status).toBe("Failed");
     expect(record.result).toMatchObject({ _tag: "Failed", reason: "ReplayMismatch" });
-    const late = await caller.codeRuns.appCall({ runId, attempt, index: 2, binding: "work_calendar.list_events", argsJson: "{}" });
+    const late = await caller.codeRuns.appCall({
+      runId,
+      attempt,
+      index: 2,
+      binding: "work_calendar.list_events",
+      argsJson: "{}",
+    });
     expect(late).toMatchObject({ type: "stop" });
   });
 
@@ -96,19 +135,40 @@ describe("code runs", () => {
     const caller = t.caller(t.admin);
     const chat = await caller.chats.create({});
     const ok = (await caller.codeRuns.start({ chatId: chat.id, code: "return 1" })).ticket!;
-    const done = await caller.codeRuns.finish({ runId: ok.runId, attempt: ok.attempt, outcome: { status: "completed", valueJson: '{"a":1}', logs: [{ level: "warn", text: "w" }], output: [] } });
-    expect(done.result).toEqual({ _tag: "Completed", value: { a: 1 }, logs: [{ level: "warn", text: "w" }], output: [] });
+    const done = await caller.codeRuns.finish({
+      runId: ok.runId,
+      attempt: ok.attempt,
+      outcome: { status: "completed", valueJson: '{"a":1}', logs: [{ level: "warn", text: "w" }], output: [] },
+    });
+    expect(done.result).toEqual({
+      _tag: "Completed",
+      value: { a: 1 },
+      logs: [{ level: "warn", text: "w" }],
+      output: [],
+    });
     const big = (await caller.codeRuns.start({ chatId: chat.id, code: "return 1" })).ticket!;
-    const tooBig = await caller.codeRuns.finish({ runId: big.runId, attempt: big.attempt, outcome: { status: "completed", valueJson: JSON.stringify("x".repeat(70_000)), logs: [], output: [] } });
+    const tooBig = await caller.codeRuns.finish({
+      runId: big.runId,
+      attempt: big.attempt,
+      outcome: { status: "completed", valueJson: JSON.stringify("x".repeat(70_000)), logs: [], output: [] },
+    });
     expect(tooBig.result).toMatchObject({ _tag: "Failed", reason: "OutputTooLarge" });
   });
 
   it("typescript programs are transpiled; diagnostics fail the run with line and column", async () => {
     const caller = t.caller(t.admin);
     const chat = await caller.chats.create({});
-    const ok = await caller.codeRuns.runOnServer({ chatId: chat.id, language: "typescript", code: "const n: number = 40\nreturn n + 2" });
+    const ok = await caller.codeRuns.runOnServer({
+      chatId: chat.id,
+      language: "typescript",
+      code: "const n: number = 40\nreturn n + 2",
+    });
     expect(ok.result).toMatchObject({ _tag: "Completed", value: 42 });
-    const bad = await caller.codeRuns.runOnServer({ chatId: chat.id, language: "typescript", code: "const n: number = \nreturn (" });
+    const bad = await caller.codeRuns.runOnServer({
+      chatId: chat.id,
+      language: "typescript",
+      code: "const n: number = \nreturn (",
+    });
     expect(bad.result).toMatchObject({ _tag: "Failed", reason: "Error" });
     expect((bad.result as { message: string }).message).toMatch(/line \d+, column \d+/);
   });
@@ -118,14 +178,23 @@ describe("code runs", () => {
     const chat = await caller.chats.create({});
     const record = await caller.codeRuns.runOnServer({ chatId: chat.id, code: "return 'mine'" });
     const stranger = await makePerson(t, "member");
-    const codeOf = (p: Promise<unknown>) => p.then(() => "ok", (e: TRPCError) => e.code);
+    const codeOf = (p: Promise<unknown>) =>
+      p.then(
+        () => "ok",
+        (e: TRPCError) => e.code,
+      );
     expect(await codeOf(t.caller(stranger).codeRuns.byId({ id: record.id }))).toBe("NOT_FOUND");
     expect(await codeOf(t.caller(stranger).codeRuns.listByChat({ chatId: chat.id }))).toBe("NOT_FOUND");
-    expect(await codeOf(t.caller(stranger).codeRuns.runOnServer({ chatId: chat.id, code: "return 1" }))).toBe("NOT_FOUND");
+    expect(await codeOf(t.caller(stranger).codeRuns.runOnServer({ chatId: chat.id, code: "return 1" }))).toBe(
+      "NOT_FOUND",
+    );
     const noApps = await makePerson(t, "member", ["sessions.read", "sessions.write"]);
     expect(await codeOf(t.caller(noApps).codeRuns.byId({ id: record.id }))).toBe("FORBIDDEN");
     expect(await codeOf(t.caller(null).codeRuns.byId({ id: record.id }))).toBe("UNAUTHORIZED");
-    const bad = await t.caller(t.admin).codeRuns.runOnServer({ chatId: chat.id, code: "" }).catch((e: TRPCError) => e);
+    const bad = await t
+      .caller(t.admin)
+      .codeRuns.runOnServer({ chatId: chat.id, code: "" })
+      .catch((e: TRPCError) => e);
     expect((bad as TRPCError).code).toBe("BAD_REQUEST");
     expect((bad as TRPCError).message).toContain("code");
   });

@@ -4,14 +4,15 @@
  * contacting the App; deny throws AppCallDenied; mismatches stop before anything is sent; a write whose
  * outcome is unknown is never resent; several pauses; access rules; Interrupted; cancel; rotate-key.
  */
-import { TRPCError } from "@trpc/server";
+
+import { randomBytes } from "node:crypto";
+import type { TRPCError } from "@trpc/server";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { makeKeyRing, valueKeyId } from "@/server/crypto";
 import { reencryptAll } from "@/server/cli/rotate-key";
+import { makeKeyRing, valueKeyId } from "@/server/crypto";
 import { ENCRYPTED_COLUMNS } from "@/server/db/encrypted-columns";
 import { sweepRuns } from "@/server/services/code-runs";
 import { makePerson, startTestPlatform, type TestPlatform } from "../helpers/platform";
-import { randomBytes } from "node:crypto";
 
 let t: TestPlatform;
 beforeAll(async () => {
@@ -38,7 +39,10 @@ async function sentEmails() {
 }
 
 async function operations(runId: string) {
-  return t.platform.db.query<{ tool: string; status: string }>("select tool, status from app_operations where run_id = $1 order by started_at", [runId]);
+  return t.platform.db.query<{ tool: string; status: string }>(
+    "select tool, status from app_operations where run_id = $1 order by started_at",
+    [runId],
+  );
 }
 
 async function waitingRun(code = SEND_NOTES) {
@@ -66,7 +70,11 @@ describe("decisions and replay", () => {
     expect(decision!.request).toMatchObject({
       capability: { action: "apps.call", target: "conn_email/send-email" },
       toolCallId: record.id,
-      app: { id: "conn_email", callId: `${record.id}:2`, arguments: { to: "team@example.com", subject: "Q4 planning" } },
+      app: {
+        id: "conn_email",
+        callId: `${record.id}:2`,
+        arguments: { to: "team@example.com", subject: "Q4 planning" },
+      },
       code: { run: record.id, index: 2, code: SEND_NOTES },
     });
     expect((await sentEmails()).length).toBe(emailsBefore);
@@ -82,7 +90,9 @@ describe("decisions and replay", () => {
     expect(await operations(record.id)).toHaveLength(3);
     const mails = await sentEmails();
     expect(mails.length).toBe(emailsBefore + 1);
-    expect(mails.filter((m) => m.subject === "Q4 planning" && m.to === "team@example.com").length).toBeGreaterThanOrEqual(1);
+    expect(
+      mails.filter((m) => m.subject === "Q4 planning" && m.to === "team@example.com").length,
+    ).toBeGreaterThanOrEqual(1);
 
     const again = await caller.decisions.decide({ id: decision!.id, decision: "deny" }).catch((e: TRPCError) => e);
     expect((again as TRPCError).code).toBe("CONFLICT");
@@ -139,12 +149,22 @@ describe("decisions and replay", () => {
     await t.platform.db.query(
       `insert into app_operations (id, execution_id, chat_id, run_id, call_index, connection_id, tool, status, args_enc, started_at)
        values ('op_crashed', 'exe_crashed', $1, $2, 2, 'conn_email', 'send-email', 'Running', $4, $3)`,
-      [record.chat, record.id, Date.now() - 10 * 60_000, t.platform.seal("app_operations:op_crashed:args", JSON.stringify("{}"))],
+      [
+        record.chat,
+        record.id,
+        Date.now() - 10 * 60_000,
+        t.platform.seal("app_operations:op_crashed:args", JSON.stringify("{}")),
+      ],
     );
-    await t.platform.db.query("update code_run_calls set operation_id = 'op_crashed' where run_id = $1 and idx = 2", [record.id]);
+    await t.platform.db.query("update code_run_calls set operation_id = 'op_crashed' where run_id = $1 and idx = 2", [
+      record.id,
+    ]);
     await t.platform.db.query("update decisions set status = 'allowed' where id = $1", [decision!.id]);
     await sweepRuns(t.platform);
-    expect((await t.platform.db.query<{ status: string }>("select status from app_operations where id = 'op_crashed'"))[0]?.status).toBe("Unknown");
+    expect(
+      (await t.platform.db.query<{ status: string }>("select status from app_operations where id = 'op_crashed'"))[0]
+        ?.status,
+    ).toBe("Unknown");
     const { resumeRun } = await import("@/server/services/code-runs");
     await resumeRun(t.platform, record.id);
     const done = await caller.codeRuns.byId({ id: record.id });
@@ -157,7 +177,10 @@ describe("decisions and replay", () => {
     const { caller, record } = await waitingRun();
     const [decision] = await caller.decisions.list({ status: "pending", chatId: record.chat });
     await t.platform.db.query("update decisions set status = 'allowed' where id = $1", [decision!.id]);
-    await t.platform.db.query("update code_runs set updated_at = $2 where id = $1", [record.id, Date.now() - 10 * 60_000]);
+    await t.platform.db.query("update code_runs set updated_at = $2 where id = $1", [
+      record.id,
+      Date.now() - 10 * 60_000,
+    ]);
     const swept = await sweepRuns(t.platform);
     expect(swept.resumed).toContain(record.id);
     await t.platform.settled();
@@ -181,7 +204,9 @@ return [a.structuredContent.id, b.structuredContent.id].length`;
     expect(done.status).toBe("Completed");
     expect(done.calls.map((c) => c.index)).toEqual([0, 1]);
     expect((await sentEmails()).length).toBe(emailsBefore + 2);
-    const [row] = await t.platform.db.query<{ attempt: number }>("select attempt from code_runs where id = $1", [record.id]);
+    const [row] = await t.platform.db.query<{ attempt: number }>("select attempt from code_runs where id = $1", [
+      record.id,
+    ]);
     expect(row?.attempt).toBe(3);
   });
 
@@ -207,7 +232,11 @@ return [a.structuredContent.id, b.structuredContent.id].length`;
     const record = await ownerCaller.codeRuns.runOnServer({ chatId: chat.id, code: SEND_NOTES });
     expect(record.status).toBe("Waiting");
     await ownerCaller.chats.share({ chatId: chat.id, userId: reader.userId });
-    const code = (p: Promise<unknown>) => p.then(() => "ok", (e: TRPCError) => e.code);
+    const code = (p: Promise<unknown>) =>
+      p.then(
+        () => "ok",
+        (e: TRPCError) => e.code,
+      );
 
     expect(await code(t.caller(reader).codeRuns.byId({ id: record.id }))).toBe("ok");
     expect(await code(t.caller(stranger).codeRuns.byId({ id: record.id }))).toBe("NOT_FOUND");
@@ -255,7 +284,9 @@ return [a.structuredContent.id, b.structuredContent.id].length`;
     const moved = await reencryptAll(t.platform.db, next);
     expect(moved).toBeGreaterThan(0);
     for (const col of ENCRYPTED_COLUMNS) {
-      const rows = await t.platform.db.query<{ v: string }>(`select ${col.column} as v from ${col.table} where ${col.column} is not null and ${col.column} like 'enc1:%'`);
+      const rows = await t.platform.db.query<{ v: string }>(
+        `select ${col.column} as v from ${col.table} where ${col.column} is not null and ${col.column} like 'enc1:%'`,
+      );
       for (const r of rows) expect(valueKeyId(r.v), `${col.table}.${col.column}`).toBe(next.currentId);
     }
     t.platform.keys.currentId = next.currentId;

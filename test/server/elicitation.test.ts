@@ -3,7 +3,7 @@
  * its App operation waits in InputRequired, the program gets AppInputRequired with details.operationId
  * and goes on; the person answers outside the code and the operation gets its final result.
  */
-import { TRPCError } from "@trpc/server";
+import type { TRPCError } from "@trpc/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestPlatform, type TestPlatform } from "../helpers/platform";
 
@@ -34,18 +34,28 @@ describe("App input (elicitation)", () => {
     expect(record.calls[0]?.app).toMatchObject({ id: value.operationId, status: "InputRequired" });
 
     const [pending] = await caller.appOperations.pendingInputs({ chatId: chat.id });
-    expect(pending).toMatchObject({ operationId: value.operationId, binding: "everything.trigger_elicitation_request" });
+    expect(pending).toMatchObject({
+      operationId: value.operationId,
+      binding: "everything.trigger_elicitation_request",
+    });
     expect(pending!.requestedSchema).toMatchObject({ type: "object", required: ["name"] });
 
-    const bad = await caller.appOperations.answer({ operationId: value.operationId, answer: { action: "accept", content: { check: true } } }).catch((e: TRPCError) => e);
+    const bad = await caller.appOperations
+      .answer({ operationId: value.operationId, answer: { action: "accept", content: { check: true } } })
+      .catch((e: TRPCError) => e);
     expect((bad as TRPCError).code).toBe("BAD_REQUEST");
-    const answered = await caller.appOperations.answer({ operationId: value.operationId, answer: { action: "accept", content: { name: "Ada Lovelace", check: true } } });
+    const answered = await caller.appOperations.answer({
+      operationId: value.operationId,
+      answer: { action: "accept", content: { name: "Ada Lovelace", check: true } },
+    });
     expect(answered.status).toBe("Completed");
     const after = await caller.codeRuns.byId({ id: record.id });
     expect(after.calls[0]?.app?.status).toBe("Completed");
     expect(JSON.stringify(after.calls[0]?.app?.result)).toContain("Ada Lovelace");
     expect(await caller.appOperations.pendingInputs({ chatId: chat.id })).toEqual([]);
-    const again = await caller.appOperations.answer({ operationId: value.operationId, answer: { action: "decline" } }).catch((e: TRPCError) => e);
+    const again = await caller.appOperations
+      .answer({ operationId: value.operationId, answer: { action: "decline" } })
+      .catch((e: TRPCError) => e);
     expect((again as TRPCError).code).toBe("CONFLICT");
   });
 });

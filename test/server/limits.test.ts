@@ -7,9 +7,9 @@
 import { TRPCError } from "@trpc/server";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { CodeRunRecord } from "@/contracts/code-run";
+import { RunAdmission, type RunPass, type RunRefusal } from "@/server/run-admission";
 import type { Principal } from "@/server/services/auth";
 import { sweepRuns } from "@/server/services/code-runs";
-import { RunAdmission, type RunPass, type RunRefusal } from "@/server/run-admission";
 import { makePerson, startTestPlatform, type TestPlatform } from "../helpers/platform";
 
 let t: TestPlatform;
@@ -20,7 +20,11 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-const errorOf = (p: Promise<unknown>) => p.then(() => null, (e: TRPCError) => e);
+const errorOf = (p: Promise<unknown>) =>
+  p.then(
+    () => null,
+    (e: TRPCError) => e,
+  );
 
 /** A page run that made `calls` real calls to the Work calendar. */
 async function pageRunWithCalls(calls: number) {
@@ -29,7 +33,13 @@ async function pageRunWithCalls(calls: number) {
   const { ticket } = await caller.codeRuns.start({ chatId: chat.id, code: "return 1" });
   const { runId, attempt } = ticket!;
   for (let index = 0; index < calls; index++) {
-    const answer = await caller.codeRuns.appCall({ runId, attempt, index, binding: "work_calendar.list_events", argsJson: '{"day":"2026-10-23"}' });
+    const answer = await caller.codeRuns.appCall({
+      runId,
+      attempt,
+      index,
+      binding: "work_calendar.list_events",
+      argsJson: '{"day":"2026-10-23"}',
+    });
     expect(answer).toMatchObject({ type: "ok" });
   }
   return { caller, runId, attempt };
@@ -40,7 +50,11 @@ describe("what a page reports at the end of a run", () => {
     const { caller, runId, attempt } = await pageRunWithCalls(2);
     const completionOrder = Array.from({ length: 100_000 }, (_, i) => i % 2);
     const error = await errorOf(
-      caller.codeRuns.finish({ runId, attempt, outcome: { status: "completed", valueJson: "1", logs: [], output: [], completionOrder } }),
+      caller.codeRuns.finish({
+        runId,
+        attempt,
+        outcome: { status: "completed", valueJson: "1", logs: [], output: [], completionOrder },
+      }),
     );
     expect(error?.code).toBe("BAD_REQUEST");
     expect(error?.message).toContain("outcome.completionOrder");
@@ -52,7 +66,11 @@ describe("what a page reports at the end of a run", () => {
     const { caller, runId, attempt } = await pageRunWithCalls(0);
     const tooLong = Array.from({ length: 100_001 }, () => 0);
     const error = await errorOf(
-      caller.codeRuns.finish({ runId, attempt, outcome: { status: "completed", valueJson: "1", logs: [], output: [], completionOrder: tooLong } }),
+      caller.codeRuns.finish({
+        runId,
+        attempt,
+        outcome: { status: "completed", valueJson: "1", logs: [], output: [], completionOrder: tooLong },
+      }),
     );
     expect(error?.code).toBe("BAD_REQUEST");
     expect(error?.message).toContain("completionOrder");
@@ -61,28 +79,55 @@ describe("what a page reports at the end of a run", () => {
   it("refuses logs and output beyond the run's outputBytes (empty lines count too)", async () => {
     const { caller, runId, attempt } = await pageRunWithCalls(0);
     const finish = (logs: { level: "log"; text: string }[], output: { type: "text"; text: string }[]) =>
-      errorOf(caller.codeRuns.finish({ runId, attempt, outcome: { status: "completed", valueJson: "1", logs, output } }));
-    const emptyLines = await finish(Array.from({ length: 70_000 }, () => ({ level: "log" as const, text: "" })), []);
+      errorOf(
+        caller.codeRuns.finish({ runId, attempt, outcome: { status: "completed", valueJson: "1", logs, output } }),
+      );
+    const emptyLines = await finish(
+      Array.from({ length: 70_000 }, () => ({ level: "log" as const, text: "" })),
+      [],
+    );
     expect(emptyLines?.code).toBe("BAD_REQUEST");
     expect(emptyLines?.message).toContain("outcome.logs");
-    const bigLogs = await finish([{ level: "log", text: "x".repeat(40_000) }, { level: "log", text: "y".repeat(40_000) }], []);
+    const bigLogs = await finish(
+      [
+        { level: "log", text: "x".repeat(40_000) },
+        { level: "log", text: "y".repeat(40_000) },
+      ],
+      [],
+    );
     expect(bigLogs?.message).toContain("outcome.logs");
     const bigOutput = await finish([], [{ type: "text", text: "z".repeat(65_537) }]);
     expect(bigOutput?.message).toContain("outcome.output");
-    const fine = await caller.codeRuns.finish({ runId, attempt, outcome: { status: "completed", valueJson: "1", logs: [{ level: "log", text: "" }], output: [] } });
+    const fine = await caller.codeRuns.finish({
+      runId,
+      attempt,
+      outcome: { status: "completed", valueJson: "1", logs: [{ level: "log", text: "" }], output: [] },
+    });
     expect(fine.status).toBe("Completed");
   });
 
   it("bounds the ids and the arguments a page sends", async () => {
     const caller = t.caller(member);
     const long = "x".repeat(10_000);
-    for (const p of [caller.codeRuns.byId({ id: long }), caller.codeRuns.listByChat({ chatId: long }), caller.turns.byId({ turnId: long })]) {
+    for (const p of [
+      caller.codeRuns.byId({ id: long }),
+      caller.codeRuns.listByChat({ chatId: long }),
+      caller.turns.byId({ turnId: long }),
+    ]) {
       const error = await errorOf(p);
       expect(error?.code).toBe("BAD_REQUEST");
       expect(error?.message).toContain("is too long");
     }
     const { runId, attempt } = await pageRunWithCalls(0);
-    const huge = await errorOf(caller.codeRuns.appCall({ runId, attempt, index: 0, binding: "work_calendar.list_events", argsJson: " ".repeat(8 * 1024 * 1024 + 1) }));
+    const huge = await errorOf(
+      caller.codeRuns.appCall({
+        runId,
+        attempt,
+        index: 0,
+        binding: "work_calendar.list_events",
+        argsJson: " ".repeat(8 * 1024 * 1024 + 1),
+      }),
+    );
     expect(huge?.code).toBe("BAD_REQUEST");
     expect(huge?.message).toContain("argsJson must be at most");
   });
@@ -98,12 +143,19 @@ describe("what a page reports at the end of a run", () => {
       return original(sql, params);
     }) as typeof db.query;
     try {
-      await caller.codeRuns.finish({ runId, attempt, outcome: { status: "completed", valueJson: "1", logs: [], output: [], completionOrder: order } });
+      await caller.codeRuns.finish({
+        runId,
+        attempt,
+        outcome: { status: "completed", valueJson: "1", logs: [], output: [], completionOrder: order },
+      });
     } finally {
       db.query = original;
     }
     expect(queries).toBeLessThan(15);
-    const rows = await db.query<{ idx: number; completed_seq: number }>("select idx, completed_seq from code_run_calls where run_id = $1 order by completed_seq", [runId]);
+    const rows = await db.query<{ idx: number; completed_seq: number }>(
+      "select idx, completed_seq from code_run_calls where run_id = $1 order by completed_seq",
+      [runId],
+    );
     expect(rows.map((r) => r.idx)).toEqual(order);
   });
 });
@@ -112,7 +164,13 @@ describe("one call's arguments", () => {
   it("are bounded below the request body limit: a client posting a huge call gets invalid_arguments, a program is stopped by the engine first", async () => {
     const big = JSON.stringify({ day: "2026-10-23", pad: "x".repeat(3.5 * 1024 * 1024) });
     const { caller, runId, attempt } = await pageRunWithCalls(0);
-    const answer = await caller.codeRuns.appCall({ runId, attempt, index: 0, binding: "work_calendar.list_events", argsJson: big });
+    const answer = await caller.codeRuns.appCall({
+      runId,
+      attempt,
+      index: 0,
+      binding: "work_calendar.list_events",
+      argsJson: big,
+    });
     expect(answer).toMatchObject({ type: "error", name: "AppCallFailed", details: { reason: "invalid_arguments" } });
     expect(JSON.stringify(answer)).toContain(`larger than ${3 * 1024 * 1024} bytes`);
 
@@ -121,7 +179,10 @@ describe("one call's arguments", () => {
       chatId: chat.id,
       code: 'try { await apps.work_calendar.list_events({ day: "2026-10-23", pad: "x".repeat(3.5 * 1024 * 1024) }) } catch (e) { return [e.name, e.details?.reason, e.message] }',
     });
-    expect(record.result).toMatchObject({ _tag: "Completed", value: ["RangeError", null, expect.stringContaining("limit 1048576")] });
+    expect(record.result).toMatchObject({
+      _tag: "Completed",
+      value: ["RangeError", null, expect.stringContaining("limit 1048576")],
+    });
   });
 });
 
@@ -195,9 +256,13 @@ describe("server-side runs under the default caps", () => {
       const caller = t.caller(member);
       const chat = await caller.chats.create({ title: "bombs" });
       const bomb = "const k = []; for (;;) k.push(new Float64Array(1 << 18));";
-      const runs = Array.from({ length: 24 }, () => errorOrRecord(caller.codeRuns.runOnServer({ chatId: chat.id, code: bomb, reason: "bomb" })));
+      const runs = Array.from({ length: 24 }, () =>
+        errorOrRecord(caller.codeRuns.runOnServer({ chatId: chat.id, code: bomb, reason: "bomb" })),
+      );
       await vi.waitFor(async () => {
-        const rows = await t.platform.db.query("select id from code_runs where chat_id = $1 and status = 'Queued'", [chat.id]);
+        const rows = await t.platform.db.query("select id from code_runs where chat_id = $1 and status = 'Queued'", [
+          chat.id,
+        ]);
         expect(rows.length).toBeGreaterThan(0);
       });
       const queuedRecord = (await caller.codeRuns.listByChat({ chatId: chat.id })).find((r) => r.status === "Queued");
@@ -226,7 +291,10 @@ describe("server-side runs under the default caps", () => {
       expect(maxMember).toBeLessThanOrEqual(settings.codeMode.maxServerRunsPerUser);
       expect(immediateFor.get(member.userId)?.filter(Boolean).length).toBe(2);
       expect(admission.counts()).toEqual({ running: 0, queued: 0 });
-      const rows = await t.platform.db.query<{ n: string | number }>("select count(*) as n from code_runs where chat_id = $1", [chat.id]);
+      const rows = await t.platform.db.query<{ n: string | number }>(
+        "select count(*) as n from code_runs where chat_id = $1",
+        [chat.id],
+      );
       expect(Number(rows[0]?.n)).toBe(records.length);
     } finally {
       runner.run = originalRun;
@@ -245,7 +313,10 @@ describe("server-side runs under the default caps", () => {
       const second = caller.codeRuns.runOnServer({ chatId: chat.id, code: "return 2" });
       let queuedId = "";
       await vi.waitFor(async () => {
-        const rows = await t.platform.db.query<{ id: string }>("select id from code_runs where chat_id = $1 and status = 'Queued'", [chat.id]);
+        const rows = await t.platform.db.query<{ id: string }>(
+          "select id from code_runs where chat_id = $1 and status = 'Queued'",
+          [chat.id],
+        );
         expect(rows.length).toBe(1);
         queuedId = rows[0]!.id;
       });
@@ -266,7 +337,10 @@ describe("a run left Queued by a process that stopped", () => {
     const caller = t.caller(member);
     const chat = await caller.chats.create({ title: "left queued" });
     const { ticket } = await caller.codeRuns.start({ chatId: chat.id, code: "return 5" });
-    await t.platform.db.query("update code_runs set status = 'Queued', updated_at = $2 where id = $1", [ticket!.runId, Date.now() - 10 * 60_000]);
+    await t.platform.db.query("update code_runs set status = 'Queued', updated_at = $2 where id = $1", [
+      ticket!.runId,
+      Date.now() - 10 * 60_000,
+    ]);
     const swept = await sweepRuns(t.platform);
     expect(swept.resumed).toContain(ticket!.runId);
     await t.platform.settled();

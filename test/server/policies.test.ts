@@ -12,7 +12,8 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 type View = { name: string; tools: { name: string; policy: string; defaultPolicy: string; overridden: boolean }[] };
-const toolOf = (views: View[], tool: string) => views.find((c) => c.name === "Work calendar")!.tools.find((x) => x.name === tool);
+const toolOf = (views: View[], tool: string) =>
+  views.find((c) => c.name === "Work calendar")!.tools.find((x) => x.name === tool);
 
 describe("tool policies", () => {
   it("an override set to null goes back to the annotation default", async () => {
@@ -28,7 +29,9 @@ describe("tool policies", () => {
   it("a policy that is not allow, ask, deny or null is refused naming the tool", async () => {
     const admin = t.caller(t.admin);
     const calendar = (await admin.connections.list()).find((c) => c.name === "Work calendar")!;
-    const error = await admin.connections.setPolicies({ id: calendar.id, policies: { "create-event": "maybe" } }).catch((e: unknown) => e);
+    const error = await admin.connections
+      .setPolicies({ id: calendar.id, policies: { "create-event": "maybe" } })
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ code: "BAD_REQUEST", message: expect.stringContaining("create-event") });
   });
 });

@@ -8,7 +8,11 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-const code = (p: Promise<unknown>) => p.then(() => "ok", (e: unknown) => (e instanceof TRPCError ? e.code : String(e)));
+const code = (p: Promise<unknown>) =>
+  p.then(
+    () => "ok",
+    (e: unknown) => (e instanceof TRPCError ? e.code : String(e)),
+  );
 
 describe("platform settings", () => {
   it("starts with Code Mode off and the documented defaults", async () => {
@@ -35,11 +39,16 @@ describe("platform settings", () => {
   it("goes up one version per change, refuses a stale version with the current settings, names bad fields", async () => {
     const caller = t.caller(t.admin);
     const before = await caller.settings.get();
-    const after = await caller.settings.update({ expectedVersion: before.version, codeMode: { enabled: true, timeoutMs: 30000 } });
+    const after = await caller.settings.update({
+      expectedVersion: before.version,
+      codeMode: { enabled: true, timeoutMs: 30000 },
+    });
     expect(after.version).toBe(before.version + 1);
     expect(after.codeMode).toMatchObject({ enabled: true, timeoutMs: 30000, memoryMb: 64 });
 
-    const stale = await caller.settings.update({ expectedVersion: before.version, codeMode: { timeoutMs: 500 } }).catch((e: TRPCError) => e);
+    const stale = await caller.settings
+      .update({ expectedVersion: before.version, codeMode: { timeoutMs: 500 } })
+      .catch((e: TRPCError) => e);
     expect(stale).toBeInstanceOf(TRPCError);
     expect((stale as TRPCError).code).toBe("CONFLICT");
     expect((stale as TRPCError).message).toContain(`version ${after.version}`);
@@ -63,11 +72,15 @@ describe("platform settings", () => {
       ["timeoutMs", 1.5],
       ["enabled", "yes"],
     ] as const) {
-      const error = await caller.settings.update({ expectedVersion: after.version, codeMode: { [field]: value } }).catch((e: TRPCError) => e);
+      const error = await caller.settings
+        .update({ expectedVersion: after.version, codeMode: { [field]: value } })
+        .catch((e: TRPCError) => e);
       expect((error as TRPCError).code, `${field}=${value}`).toBe("BAD_REQUEST");
       expect((error as TRPCError).message).toContain(`codeMode.${field}`);
     }
-    const unknownField = await caller.settings.update({ expectedVersion: after.version, codeMode: { speed: 3 } }).catch((e: TRPCError) => e);
+    const unknownField = await caller.settings
+      .update({ expectedVersion: after.version, codeMode: { speed: 3 } })
+      .catch((e: TRPCError) => e);
     expect((unknownField as TRPCError).code).toBe("BAD_REQUEST");
     expect((await caller.settings.get()).version).toBe(after.version);
 

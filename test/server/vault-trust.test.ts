@@ -5,7 +5,7 @@
  * entry is invisible and unusable to a member (VaultDenied, nothing sent); a member it names may use it.
  * Page reads of App data (the outbox) pass the same capability check as a program's call.
  */
-import { TRPCError } from "@trpc/server";
+import type { TRPCError } from "@trpc/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runTurnToEnd } from "@/server/services/agent/turns";
 import { lastIsTool, lastToolResult, scriptedModel } from "../helpers/mock-model";
@@ -16,17 +16,24 @@ let t: TestPlatform;
 
 beforeAll(async () => {
   t = await startTestPlatform({ codeMode: true });
-  await t.caller(t.admin).vault.create({ name: "notes/token", secret: SECRET, allow: [{ connection: "notes", tool: "write-note" }] });
+  await t
+    .caller(t.admin)
+    .vault.create({ name: "notes/token", secret: SECRET, allow: [{ connection: "notes", tool: "write-note" }] });
 }, 60_000);
 afterAll(() => t?.close());
 
-const codeOf = (p: Promise<unknown>) => p.then(() => "ok", (e: TRPCError) => e.code);
+const codeOf = (p: Promise<unknown>) =>
+  p.then(
+    () => "ok",
+    (e: TRPCError) => e.code,
+  );
 
 /** Runs on the server, allowing every decision it asks for, until the run ends. */
 async function runAllowing(caller: ReturnType<TestPlatform["caller"]>, chatId: string, code: string) {
   let record = await caller.codeRuns.runOnServer({ chatId, code });
   for (let i = 0; i < 5 && record.status === "Waiting"; i++) {
-    for (const d of await caller.decisions.list({ chatId, status: "pending" })) await caller.decisions.decide({ id: d.id, decision: "allow" });
+    for (const d of await caller.decisions.list({ chatId, status: "pending" }))
+      await caller.decisions.decide({ id: d.id, decision: "allow" });
     await t.platform.settled();
     record = await caller.codeRuns.byId({ id: record.id });
   }
@@ -79,7 +86,9 @@ return r.structuredContent.body`,
     });
     try {
       const chat = await t.caller(t.admin).chats.create({});
-      const turn = await runTurnToEnd({ platform: t.platform, principal: t.admin }, chat.id, { message: "read the note" });
+      const turn = await runTurnToEnd({ platform: t.platform, principal: t.admin }, chat.id, {
+        message: "read the note",
+      });
       expect(turn.status).toBe("Completed");
       expect(JSON.stringify(seen)).toContain("token ⟦hidden:notes/token⟧");
       expect(JSON.stringify(seen)).not.toContain(SECRET);
@@ -106,16 +115,27 @@ return r.structuredContent.body`,
     await caller.vault.rotate({ name: "notes/token", secret: next });
     await caller.vault.create({ name: "soon/gone", secret: gone });
     await caller.vault.remove({ name: "soon/gone" });
-    await t.platform.db.query("update notes set body = $1 where id = $2", [`new ${next} old ${SECRET} gone ${gone}`, noteId]);
+    await t.platform.db.query("update notes set body = $1 where id = $2", [
+      `new ${next} old ${SECRET} gone ${gone}`,
+      noteId,
+    ]);
     const chat = await caller.chats.create({});
-    const record = await caller.codeRuns.runOnServer({ chatId: chat.id, code: `return (await apps.notes.read_note({ id: ${JSON.stringify(noteId)} })).structuredContent.body` });
-    expect((record.result as { value: string }).value).toBe("new ⟦hidden:notes/token⟧ old ⟦hidden:notes/token⟧ gone ⟦hidden:soon/gone⟧");
+    const record = await caller.codeRuns.runOnServer({
+      chatId: chat.id,
+      code: `return (await apps.notes.read_note({ id: ${JSON.stringify(noteId)} })).structuredContent.body`,
+    });
+    expect((record.result as { value: string }).value).toBe(
+      "new ⟦hidden:notes/token⟧ old ⟦hidden:notes/token⟧ gone ⟦hidden:soon/gone⟧",
+    );
     await caller.vault.rotate({ name: "notes/token", secret: SECRET });
     await t.platform.db.query("update notes set body = $1 where id = $2", [`token ${SECRET}`, noteId]);
   });
 
   it("secrets shorter than 8 characters are refused with a clear message", async () => {
-    const bad = await t.caller(t.admin).vault.create({ name: "short/one", secret: "abc" }).catch((e: TRPCError) => e);
+    const bad = await t
+      .caller(t.admin)
+      .vault.create({ name: "short/one", secret: "abc" })
+      .catch((e: TRPCError) => e);
     expect((bad as TRPCError).code).toBe("BAD_REQUEST");
     expect((bad as TRPCError).message).toContain("secret must be at least 8 characters");
   });
@@ -124,7 +144,11 @@ return r.structuredContent.body`,
 describe("who may use a vault entry", () => {
   it("an admin-only entry (the default): a member does not see its name and a reference gives VaultDenied, nothing sent", async () => {
     const caller = t.caller(t.admin);
-    await caller.vault.create({ name: "admin/only", secret: "adm_OnlySecret_7f3e", allow: [{ connection: "notes", tool: "write-note" }] });
+    await caller.vault.create({
+      name: "admin/only",
+      secret: "adm_OnlySecret_7f3e",
+      allow: [{ connection: "notes", tool: "write-note" }],
+    });
     const entry = (await caller.vault.list()).find((e) => e.name === "admin/only")!;
     expect(entry.usableBy).toEqual({ users: [], roles: ["admin"] });
 
@@ -153,11 +177,18 @@ try {
   it("a member the entry names may use it; an unknown user or role is refused with a clear message", async () => {
     const caller = t.caller(t.admin);
     const member = await makePerson(t, "member");
-    const unknown = await caller.vault.setAccess({ name: "admin/only", usableBy: { users: ["usr_nobody"] } }).catch((e: TRPCError) => e);
+    const unknown = await caller.vault
+      .setAccess({ name: "admin/only", usableBy: { users: ["usr_nobody"] } })
+      .catch((e: TRPCError) => e);
     expect((unknown as TRPCError).message).toContain("usableBy.users: no such user usr_nobody");
-    const badRole = await caller.vault.setAccess({ name: "admin/only", usableBy: { roles: ["owner"] } }).catch((e: TRPCError) => e);
+    const badRole = await caller.vault
+      .setAccess({ name: "admin/only", usableBy: { roles: ["owner"] } })
+      .catch((e: TRPCError) => e);
     expect((badRole as TRPCError).message).toContain("usableBy.roles");
-    const updated = await caller.vault.setAccess({ name: "admin/only", usableBy: { roles: ["admin"], users: [member.userId] } });
+    const updated = await caller.vault.setAccess({
+      name: "admin/only",
+      usableBy: { roles: ["admin"], users: [member.userId] },
+    });
     expect(updated.usableBy).toEqual({ roles: ["admin"], users: [member.userId] });
 
     const chat = await t.caller(member).chats.create({});
@@ -166,7 +197,10 @@ try {
       code: `return { names: Object.keys(vault), ref: vault.admin.only }`,
     });
     expect((record.result as { value: unknown }).value).toEqual({ names: ["admin"], ref: "⟦vault:admin/only⟧" });
-    const using = await t.caller(member).codeRuns.runOnServer({ chatId: chat.id, code: `return await apps.notes.write_note({ title: "ok", body: vault.admin.only })` });
+    const using = await t.caller(member).codeRuns.runOnServer({
+      chatId: chat.id,
+      code: `return await apps.notes.write_note({ title: "ok", body: vault.admin.only })`,
+    });
     expect(using.status).toBe("Waiting");
     expect(await codeOf(t.caller(member).vault.list())).toBe("FORBIDDEN");
   });
@@ -182,12 +216,18 @@ describe("page reads of App data pass the capability check", () => {
     try {
       await setListSent("deny");
       for (const who of [member, t.admin]) {
-        const e = (await t.caller(who).connections.emailOutbox().catch((x: TRPCError) => x)) as TRPCError;
+        const e = (await t
+          .caller(who)
+          .connections.emailOutbox()
+          .catch((x: TRPCError) => x)) as TRPCError;
         expect(e.code).toBe("FORBIDDEN");
         expect(e.message).toContain("denies this call");
       }
       await setListSent("ask");
-      const e = (await t.caller(member).connections.emailOutbox().catch((x: TRPCError) => x)) as TRPCError;
+      const e = (await t
+        .caller(member)
+        .connections.emailOutbox()
+        .catch((x: TRPCError) => x)) as TRPCError;
       expect(e.code).toBe("FORBIDDEN");
       expect(e.message).toContain("run it from a chat");
     } finally {
@@ -197,15 +237,17 @@ describe("page reads of App data pass the capability check", () => {
 
   it("allow: an App operation like a program's, with every secret hidden; without apps.use: refused", async () => {
     const member = await makePerson(t, "member");
-    await t.platform.db.query("insert into emails (id, to_address, subject, body, sent_at) values ('mail_secret', 'a@example.com', 'leak', $1, $2)", [
-      `body ${SECRET}`,
-      Date.now(),
-    ]);
+    await t.platform.db.query(
+      "insert into emails (id, to_address, subject, body, sent_at) values ('mail_secret', 'a@example.com', 'leak', $1, $2)",
+      [`body ${SECRET}`, Date.now()],
+    );
     const before = await t.platform.db.query("select id from app_operations where tool = 'list-sent'");
     const outbox = await t.caller(member).connections.emailOutbox();
     expect(outbox.emails.find((m) => m.id === "mail_secret")?.body).toBe("body ⟦hidden:notes/token⟧");
     expect(JSON.stringify(outbox)).not.toContain(SECRET);
-    expect(await t.platform.db.query("select id from app_operations where tool = 'list-sent'")).toHaveLength(before.length + 1);
+    expect(await t.platform.db.query("select id from app_operations where tool = 'list-sent'")).toHaveLength(
+      before.length + 1,
+    );
     const noApps = await makePerson(t, "member", ["sessions.read", "sessions.write"]);
     expect(await codeOf(t.caller(noApps).connections.emailOutbox())).toBe("FORBIDDEN");
   });
@@ -229,7 +271,10 @@ describe("an App's question is redacted too", () => {
     expect(value.message).toBe("Please provide inputs for the ⟦hidden:question/words⟧:");
     const [pending] = await caller.appOperations.pendingInputs({ chatId: chat.id });
     expect(pending!.message).toBe("Please provide inputs for the ⟦hidden:question/words⟧:");
-    const answered = await caller.appOperations.answer({ operationId: value.op, answer: { action: "accept", content: { name: "Ada Lovelace", check: true } } });
+    const answered = await caller.appOperations.answer({
+      operationId: value.op,
+      answer: { action: "accept", content: { name: "Ada Lovelace", check: true } },
+    });
     expect(answered.status).toBe("Completed");
     const after = await caller.codeRuns.byId({ id: record.id });
     const result = JSON.stringify(after.calls[0]?.app?.result);

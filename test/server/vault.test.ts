@@ -6,7 +6,7 @@
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
-import { TRPCError } from "@trpc/server";
+import type { TRPCError } from "@trpc/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makePerson, startTestPlatform, type TestPlatform } from "../helpers/platform";
 
@@ -18,7 +18,11 @@ beforeAll(async () => {
   const caller = t.caller(t.admin);
   const view = await t.platform.apps.add({ name: "Everything", transport: { type: "preset", preset: "everything" } });
   await t.platform.apps.setPolicies(view.id, { echo: "allow" });
-  await caller.vault.create({ name: "github/token", secret: SECRET, allow: [{ connection: "everything", tool: "echo" }] });
+  await caller.vault.create({
+    name: "github/token",
+    secret: SECRET,
+    allow: [{ connection: "everything", tool: "echo" }],
+  });
 }, 60_000);
 afterAll(() => t?.close());
 
@@ -31,16 +35,30 @@ describe("vault", () => {
     const caller = t.caller(t.admin);
     const entries = await caller.vault.list();
     expect(entries).toEqual([
-      expect.objectContaining({ name: "github/token", reference: "⟦vault:github/token⟧", allow: [{ connection: "everything", tool: "echo" }] }),
+      expect.objectContaining({
+        name: "github/token",
+        reference: "⟦vault:github/token⟧",
+        allow: [{ connection: "everything", tool: "echo" }],
+      }),
     ]);
     expect(JSON.stringify(entries)).not.toContain(SECRET);
     const bad = await caller.vault.create({ name: "Bad Name", secret: "x" }).catch((e: TRPCError) => e);
     expect((bad as TRPCError).code).toBe("BAD_REQUEST");
     expect((bad as TRPCError).message).toContain("name");
-    const dup = await caller.vault.create({ name: "github/token", secret: "another-secret" }).catch((e: TRPCError) => e);
+    const dup = await caller.vault
+      .create({ name: "github/token", secret: "another-secret" })
+      .catch((e: TRPCError) => e);
     expect((dup as TRPCError).code).toBe("CONFLICT");
     const member = await makePerson(t, "member");
-    expect(await t.caller(member).vault.list().then(() => "ok", (e: TRPCError) => e.code)).toBe("FORBIDDEN");
+    expect(
+      await t
+        .caller(member)
+        .vault.list()
+        .then(
+          () => "ok",
+          (e: TRPCError) => e.code,
+        ),
+    ).toBe("FORBIDDEN");
     await caller.vault.create({ name: "temp/one", secret: "first-secret" });
     const rotated = await caller.vault.rotate({ name: "temp/one", secret: "second-secret" });
     expect(rotated.updatedAt).toBeGreaterThanOrEqual(rotated.createdAt);

@@ -40,7 +40,9 @@ describe.each(BACKENDS)("storage on $name", (backend) => {
         }),
       ).rejects.toThrow("boom");
       expect(await db.query("select id from users where id = 'u-rollback'")).toEqual([]);
-      await db.transaction((tx) => tx.query("insert into users (id, name, role, created_at) values ('u-commit', 'x', 'member', 1)"));
+      await db.transaction((tx) =>
+        tx.query("insert into users (id, name, role, created_at) values ('u-commit', 'x', 'member', 1)"),
+      );
       expect(await db.query("select id from users where id = 'u-commit'")).toHaveLength(1);
     } finally {
       await db.close();
@@ -51,7 +53,13 @@ describe.each(BACKENDS)("storage on $name", (backend) => {
     const db = await fresh.open();
     try {
       await migrate(db);
-      const admin = { userId: "u", userName: "a", role: "admin" as const, keyId: "k", permissions: new Set(["platform.admin" as const]) };
+      const admin = {
+        userId: "u",
+        userName: "a",
+        role: "admin" as const,
+        keyId: "k",
+        permissions: new Set(["platform.admin" as const]),
+      };
       const start = await readSettings(db);
       const results = await Promise.allSettled([
         updateSettings(db, admin, { expectedVersion: start.version, codeMode: { timeoutMs: 2000 } }),

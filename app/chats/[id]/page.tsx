@@ -5,5 +5,7 @@ import { ChatWorkspace } from "../../_components/chat-workspace";
 
 export default function ChatPage({ params }: { params: Promise<{ id: string }> }) {
   const { id } = use(params);
-  return <AppShell>{(me) => <ChatWorkspace chatId={id} isAdmin={me.permissions.includes("platform.admin")} />}</AppShell>;
+  return (
+    <AppShell>{(me) => <ChatWorkspace chatId={id} isAdmin={me.permissions.includes("platform.admin")} />}</AppShell>
+  );
 }

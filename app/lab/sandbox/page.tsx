@@ -7,8 +7,8 @@
 import { useEffect, useState } from "react";
 import type { CallOutcome, CallRequest, HostCallAnswer, RunInput, RunOutcome } from "@/contracts/engine";
 import { DEFAULT_CODE_MODE } from "@/contracts/settings";
-import { canonicalJson } from "@/worker/canonical-json";
 import { spawnBrowserWorker } from "@/worker/browser-port";
+import { canonicalJson } from "@/worker/canonical-json";
 import { SandboxSupervisor } from "@/worker/supervisor";
 
 export interface LabResult {
@@ -38,16 +38,26 @@ async function labRun(input: RunInput, answers: LabAnswers): Promise<LabResult> 
       if (given) return given;
       if (req.binding === "demo.echo") {
         const text = String((JSON.parse(req.argsJson) as { text?: unknown }).text ?? "");
-        return { type: "ok", resultJson: JSON.stringify({ content: [{ type: "text", text }], structuredContent: { text } }) };
+        return {
+          type: "ok",
+          resultJson: JSON.stringify({ content: [{ type: "text", text }], structuredContent: { text } }),
+        };
       }
-      return { type: "error", name: "AppCallFailed", message: `no answer for ${key}`, details: { reason: "unavailable" } };
+      return {
+        type: "error",
+        name: "AppCallFailed",
+        message: `no answer for ${key}`,
+        details: { reason: "unavailable" },
+      };
     },
   });
   return { outcome, calls };
 }
 
 export default function SandboxLab() {
-  const [code, setCode] = useState('const r = await apps.demo.echo({ text: "hi" })\nconsole.log("got", r.structuredContent.text)\nreturn { answer: r.structuredContent.text, at: Date.now(), r: Math.random() }');
+  const [code, setCode] = useState(
+    'const r = await apps.demo.echo({ text: "hi" })\nconsole.log("got", r.structuredContent.text)\nreturn { answer: r.structuredContent.text, at: Date.now(), r: Math.random() }',
+  );
   const [result, setResult] = useState<LabResult | null>(null);
   const [ready, setReady] = useState(false);
   useEffect(() => {
@@ -58,7 +68,8 @@ export default function SandboxLab() {
     <main className="main stack" style={{ maxWidth: 900 }}>
       <h1 style={{ margin: 0 }}>Sandbox lab</h1>
       <p className="muted small" style={{ margin: 0 }}>
-        Runs in this page&apos;s worker with one App, <code>apps.demo.echo({"{ text }"})</code>, answered here; nothing reaches the server.
+        Runs in this page&apos;s worker with one App, <code>apps.demo.echo({"{ text }"})</code>, answered here; nothing
+        reaches the server.
       </p>
       <textarea aria-label="Lab program" className="code" value={code} onChange={(e) => setCode(e.target.value)} />
       <div className="row">
@@ -68,7 +79,14 @@ export default function SandboxLab() {
           disabled={!ready}
           data-testid="lab-ready"
           onClick={async () => {
-            const input: RunInput = { code, time: 1792486800000, seed: 7, limits: DEFAULT_CODE_MODE, bindings: ["demo.echo"], vaultNames: [] };
+            const input: RunInput = {
+              code,
+              time: 1792486800000,
+              seed: 7,
+              limits: DEFAULT_CODE_MODE,
+              bindings: ["demo.echo"],
+              vaultNames: [],
+            };
             setResult(await labRun(input, {}));
           }}
         >

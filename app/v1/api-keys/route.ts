@@ -3,4 +3,7 @@ import { rest } from "@/server/http/rest";
 import { addApiKey } from "@/server/services/people";
 
 export const dynamic = "force-dynamic";
-export const POST = rest(guard("POST /v1/api-keys", ({ ctx, body }) => addApiKey(ctx.platform.db, ctx.principal, body)), { status: 201 });
+export const POST = rest(
+  guard("POST /v1/api-keys", ({ ctx, body }) => addApiKey(ctx.platform.db, ctx.principal, body)),
+  { status: 201 },
+);

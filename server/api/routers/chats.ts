@@ -1,7 +1,8 @@
+import "server-only";
 import { z } from "zod";
 import { deleteChat } from "../../services/agent/turns";
-import { createChat, listChats, readableChat, shareChat, unshareChat, updateChat } from "../../services/chats";
 import { requireAuth } from "../../services/auth";
+import { createChat, listChats, readableChat, shareChat, unshareChat, updateChat } from "../../services/chats";
 import { readSettings } from "../../services/settings";
 import { createTRPCRouter, publicProcedure } from "../trpc";
 
@@ -15,8 +16,12 @@ export const chatsRouter = createTRPCRouter({
   list: publicProcedure
     .input(z.object({ query: z.string().optional() }).optional())
     .query(({ ctx, input }) => listChats(ctx.platform.db, ctx.principal, input)),
-  byId: publicProcedure.input(z.object({ id: z.string() })).query(({ ctx, input }) => readableChat(ctx.platform.db, ctx.principal, input.id)),
-  create: publicProcedure.input(z.unknown()).mutation(({ ctx, input }) => createChat(ctx.platform.db, ctx.principal, input)),
+  byId: publicProcedure
+    .input(z.object({ id: z.string() }))
+    .query(({ ctx, input }) => readableChat(ctx.platform.db, ctx.principal, input.id)),
+  create: publicProcedure
+    .input(z.unknown())
+    .mutation(({ ctx, input }) => createChat(ctx.platform.db, ctx.principal, input)),
   update: publicProcedure
     .input(z.object({ id: z.string(), title: z.unknown().optional(), pinned: z.unknown().optional() }))
     .mutation(({ ctx, input: { id, ...patch } }) => updateChat(ctx.platform.db, ctx.principal, id, patch)),

@@ -1,8 +1,18 @@
+import "server-only";
 import { on } from "node:events";
 import { z } from "zod";
-import { readableChat } from "../../services/chats";
 import { appCallInput, finishRunInput, idField } from "@/contracts/code-run";
-import { cancelRun, claimForPage, finishRun, getRun, handleCall, listRuns, runOnServer, startRun } from "../../services/code-runs";
+import { readableChat } from "../../services/chats";
+import {
+  cancelRun,
+  claimForPage,
+  finishRun,
+  getRun,
+  handleCall,
+  listRuns,
+  runOnServer,
+  startRun,
+} from "../../services/code-runs";
 import { createTRPCRouter, publicProcedure } from "../trpc";
 
 export const codeRunsRouter = createTRPCRouter({
@@ -10,7 +20,11 @@ export const codeRunsRouter = createTRPCRouter({
   start: publicProcedure.input(z.unknown()).mutation(({ ctx, input }) => startRun(ctx, input, "browser")),
   /** One nested call from a running program. */
   appCall: publicProcedure.input(appCallInput).mutation(({ ctx, input }) =>
-    handleCall(ctx, input.runId, input.attempt, { index: input.index, binding: input.binding, argsJson: input.argsJson }),
+    handleCall(ctx, input.runId, input.attempt, {
+      index: input.index,
+      binding: input.binding,
+      argsJson: input.argsJson,
+    }),
   ),
   finish: publicProcedure
     .input(finishRunInput)
@@ -23,11 +37,21 @@ export const codeRunsRouter = createTRPCRouter({
   runOnServer: publicProcedure.input(z.unknown()).mutation(({ ctx, input }) => runOnServer(ctx, input)),
   cancel: publicProcedure.input(z.object({ id: idField("id") })).mutation(({ ctx, input }) => cancelRun(ctx, input.id)),
   byId: publicProcedure.input(z.object({ id: idField("id") })).query(({ ctx, input }) => getRun(ctx, input.id)),
-  listByChat: publicProcedure.input(z.object({ chatId: idField("chatId") })).query(({ ctx, input }) => listRuns(ctx, input.chatId)),
+  listByChat: publicProcedure
+    .input(z.object({ chatId: idField("chatId") }))
+    .query(({ ctx, input }) => listRuns(ctx, input.chatId)),
   /** Live: a notice each time a run of the chat changes (status, a call, its result); read the record then. */
-  onChange: publicProcedure.input(z.object({ chatId: idField("chatId") })).subscription(async function* ({ ctx, input, signal }) {
+  onChange: publicProcedure.input(z.object({ chatId: idField("chatId") })).subscription(async function* ({
+    ctx,
+    input,
+    signal,
+  }) {
     await readableChat(ctx.platform.db, ctx.principal, input.chatId);
-    const runsOfChat = new Set((await ctx.platform.db.query<{ id: string }>("select id from code_runs where chat_id = $1", [input.chatId])).map((r) => r.id));
+    const runsOfChat = new Set(
+      (await ctx.platform.db.query<{ id: string }>("select id from code_runs where chat_id = $1", [input.chatId])).map(
+        (r) => r.id,
+      ),
+    );
     for await (const [event] of on(ctx.platform.events, "run", { signal })) {
       const { runId, chatId } = event as { runId?: string | null; chatId?: string };
       if (chatId === input.chatId && runId) runsOfChat.add(runId);
@@ -35,13 +59,20 @@ export const codeRunsRouter = createTRPCRouter({
     }
   }),
   /** Live log lines of the chat's runs on the server runner, as they happen. */
-  onLog: publicProcedure.input(z.object({ chatId: idField("chatId") })).subscription(async function* ({ ctx, input, signal }) {
+  onLog: publicProcedure.input(z.object({ chatId: idField("chatId") })).subscription(async function* ({
+    ctx,
+    input,
+    signal,
+  }) {
     await readableChat(ctx.platform.db, ctx.principal, input.chatId);
     const isMine = new Map<string, boolean>();
     for await (const [event] of on(ctx.platform.events, "run-log", { signal })) {
       const { runId, line } = event as { runId: string; line: { level: string; text: string } };
       if (!isMine.has(runId)) {
-        const rows = await ctx.platform.db.query("select 1 from code_runs where id = $1 and chat_id = $2", [runId, input.chatId]);
+        const rows = await ctx.platform.db.query("select 1 from code_runs where id = $1 and chat_id = $2", [
+          runId,
+          input.chatId,
+        ]);
         isMine.set(runId, rows.length > 0);
       }
       if (isMine.get(runId)) yield { runId, line };

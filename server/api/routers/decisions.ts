@@ -1,3 +1,4 @@
+import "server-only";
 import { z } from "zod";
 import { decide, listDecisions } from "../../services/decisions";
 import { createTRPCRouter, publicProcedure } from "../trpc";

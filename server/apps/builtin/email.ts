@@ -2,6 +2,7 @@
  * The built-in Email app: an MCP server whose "sent" mail goes to the `emails` table, the outbox the UI
  * shows; nothing leaves the machine. `list-sent` is read-only.
  */
+import "server-only";
 import { randomUUID } from "node:crypto";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
@@ -25,7 +26,13 @@ export function createEmailServer(db: Db): McpServer {
     },
     async ({ to, subject, body }) => {
       const id = `mail_${randomUUID()}`;
-      await db.query("insert into emails (id, to_address, subject, body, sent_at) values ($1, $2, $3, $4, $5)", [id, to, subject, body, Date.now()]);
+      await db.query("insert into emails (id, to_address, subject, body, sent_at) values ($1, $2, $3, $4, $5)", [
+        id,
+        to,
+        subject,
+        body,
+        Date.now(),
+      ]);
       return structured({ id });
     },
   );
@@ -37,17 +44,33 @@ export function createEmailServer(db: Db): McpServer {
       inputSchema: {},
       outputSchema: {
         emails: z.array(
-          z.object({ id: z.string(), to: z.string(), subject: z.string(), body: z.string(), sentAt: z.string().describe("ISO 8601") }),
+          z.object({
+            id: z.string(),
+            to: z.string(),
+            subject: z.string(),
+            body: z.string(),
+            sentAt: z.string().describe("ISO 8601"),
+          }),
         ),
       },
       annotations: READ_ONLY,
     },
     async () => {
-      const rows = await db.query<{ id: string; to_address: string; subject: string; body: string; sent_at: string | number }>(
-        "select id, to_address, subject, body, sent_at from emails order by sent_at desc, id",
-      );
+      const rows = await db.query<{
+        id: string;
+        to_address: string;
+        subject: string;
+        body: string;
+        sent_at: string | number;
+      }>("select id, to_address, subject, body, sent_at from emails order by sent_at desc, id");
       return structured({
-        emails: rows.map((r) => ({ id: r.id, to: r.to_address, subject: r.subject, body: r.body, sentAt: new Date(Number(r.sent_at)).toISOString() })),
+        emails: rows.map((r) => ({
+          id: r.id,
+          to: r.to_address,
+          subject: r.subject,
+          body: r.body,
+          sentAt: new Date(Number(r.sent_at)).toISOString(),
+        })),
       });
     },
   );

@@ -4,6 +4,7 @@
  * gets a fresh McpServer and transport. A random bearer token, known only to this process, keeps other
  * local programs out.
  */
+import "server-only";
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -36,7 +37,8 @@ export async function startBuiltinHost(db: Db): Promise<BuiltinHost> {
   const expected = Buffer.from(`Bearer ${token}`);
   const server: Server = createServer((req, res) => {
     const given = Buffer.from(req.headers.authorization ?? "");
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return void deny(res, 401, "unauthorized");
+    if (given.length !== expected.length || !timingSafeEqual(given, expected))
+      return void deny(res, 401, "unauthorized");
     const app = appOf(req);
     if (!app) return void deny(res, 404, "not found");
     // Stateless: no standalone notification stream (GET) and no sessions to end (DELETE).

@@ -1,4 +1,5 @@
 /** The built-in Notes app: an MCP server over the `notes` table (list and read are read-only). */
+import "server-only";
 import { randomUUID } from "node:crypto";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
@@ -17,7 +18,9 @@ export function createNotesServer(db: Db): McpServer {
       annotations: READ_ONLY,
     },
     async () => {
-      const rows = await db.query<{ id: string; title: string }>("select id, title from notes order by updated_at desc, id");
+      const rows = await db.query<{ id: string; title: string }>(
+        "select id, title from notes order by updated_at desc, id",
+      );
       return structured({ notes: rows.map((r) => ({ id: r.id, title: r.title })) });
     },
   );
@@ -31,7 +34,11 @@ export function createNotesServer(db: Db): McpServer {
       annotations: READ_ONLY,
     },
     async ({ id }) => {
-      const row = (await db.query<{ id: string; title: string; body: string }>("select id, title, body from notes where id = $1", [id]))[0];
+      const row = (
+        await db.query<{ id: string; title: string; body: string }>("select id, title, body from notes where id = $1", [
+          id,
+        ])
+      )[0];
       if (!row) return toolError("No note has this id.");
       return structured({ id: row.id, title: row.title, body: row.body });
     },
@@ -48,7 +55,12 @@ export function createNotesServer(db: Db): McpServer {
     async ({ title, body }) => {
       const id = `note_${randomUUID()}`;
       const now = Date.now();
-      await db.query("insert into notes (id, title, body, created_at, updated_at) values ($1, $2, $3, $4, $4)", [id, title, body, now]);
+      await db.query("insert into notes (id, title, body, created_at, updated_at) values ($1, $2, $3, $4, $4)", [
+        id,
+        title,
+        body,
+        now,
+      ]);
       return structured({ id });
     },
   );

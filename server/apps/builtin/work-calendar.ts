@@ -2,6 +2,7 @@
  * The built-in Work calendar app: an MCP server over the `calendar_events` table. `list-events` reads one
  * day (read-only), `create-event` adds an event; the event's day is the date part of its start.
  */
+import "server-only";
 import { randomUUID } from "node:crypto";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
@@ -31,7 +32,12 @@ export function createWorkCalendarServer(db: Db): McpServer {
     {
       title: "List events",
       description: "Lists the calendar events of one day, ordered by start time.",
-      inputSchema: { day: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).describe("The day, as YYYY-MM-DD") },
+      inputSchema: {
+        day: z
+          .string()
+          .regex(/^\d{4}-\d{2}-\d{2}$/)
+          .describe("The day, as YYYY-MM-DD"),
+      },
       outputSchema: { events: z.array(z.object(eventShape)) },
       annotations: READ_ONLY,
     },
@@ -41,7 +47,13 @@ export function createWorkCalendarServer(db: Db): McpServer {
         [day],
       );
       return structured({
-        events: rows.map((r) => ({ id: r.id, title: r.title, start: r.start_at, end: r.end_at, attendees: Number(r.attendees) })),
+        events: rows.map((r) => ({
+          id: r.id,
+          title: r.title,
+          start: r.start_at,
+          end: r.end_at,
+          attendees: Number(r.attendees),
+        })),
       });
     },
   );

@@ -1,4 +1,5 @@
 /** Core schema: people and keys, settings, chats, connections, code runs and App operations. */
+import "server-only";
 export const sql = `
 create table users (
   id text primary key,

@@ -3,6 +3,7 @@
  * data, and their three connections, created here so they exist from the first start on (an admin may
  * later disable or remove them; nothing brings them back). Seed text holds no `;` at a line end.
  */
+import "server-only";
 export const sql = `
 create table calendar_events (
   id text primary key,

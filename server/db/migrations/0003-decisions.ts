@@ -1,4 +1,5 @@
 /** Decisions: a call that needs a person's answer, shaped as in the seeds, stored encrypted. */
+import "server-only";
 export const sql = `
 create table decisions (
   id text primary key,

@@ -1,4 +1,5 @@
 /** Turns and messages of chats with a model; messages are stored encrypted as model messages. */
+import "server-only";
 export const sql = `
 create table turns (
   id text primary key,

@@ -1,4 +1,5 @@
 /** The vault: named secrets, encrypted, each with the App targets it may be sent to. */
+import "server-only";
 export const sql = `
 create table vault_entries (
   name text primary key,

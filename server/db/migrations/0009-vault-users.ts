@@ -3,6 +3,7 @@
  * A rotated or deleted secret is kept (encrypted) so App answers go on hiding it: an App may have
  * stored the old value, and it may still be valid where it came from.
  */
+import "server-only";
 export const sql = `
 alter table vault_entries add column use_users text not null default '[]';
 alter table vault_entries add column use_roles text not null default '["admin"]';

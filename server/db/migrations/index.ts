@@ -1,4 +1,5 @@
 /** The ordered list of migrations; append, never edit a step that has shipped. */
+import "server-only";
 import type { Migration } from "../migrate";
 import { sql as core } from "./0001-core";
 import { sql as builtinApps } from "./0002-builtin-apps";

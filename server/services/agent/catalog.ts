@@ -4,6 +4,7 @@
  * structuredContent (`-> ?` when unknown). Only names and types derived from schemas appear, each
  * quoted when it is not a plain identifier; tool descriptions (untrusted text) never do.
  */
+import "server-only";
 import type { ToolEntry } from "../../apps/registry";
 
 type Schema = {
@@ -37,7 +38,11 @@ function render(s: Schema | undefined, depth: number): string {
   if (s.const !== undefined) return literal(s.const);
   if (Array.isArray(s.enum)) return s.enum.slice(0, 8).map(literal).join(" | ") + (s.enum.length > 8 ? " | …" : "");
   const union = s.anyOf ?? s.oneOf;
-  if (Array.isArray(union)) return union.slice(0, 5).map((u) => render(u, depth + 1)).join(" | ");
+  if (Array.isArray(union))
+    return union
+      .slice(0, 5)
+      .map((u) => render(u, depth + 1))
+      .join(" | ");
   const type = Array.isArray(s.type) ? s.type : s.type ? [s.type] : s.properties ? ["object"] : [];
   if (type.length > 1) return type.map((t) => render({ ...s, type: t }, depth)).join(" | ");
   switch (type[0]) {
@@ -59,7 +64,9 @@ function render(s: Schema | undefined, depth: number): string {
       const props = Object.entries(s.properties ?? {});
       if (props.length === 0) return s.additionalProperties === false ? "{}" : "Record<string, unknown>";
       const required = new Set(s.required ?? []);
-      const fields = props.slice(0, 12).map(([name, p]) => `${key(name)}${required.has(name) ? "" : "?"}: ${render(p, depth + 1)}`);
+      const fields = props
+        .slice(0, 12)
+        .map(([name, p]) => `${key(name)}${required.has(name) ? "" : "?"}: ${render(p, depth + 1)}`);
       if (props.length > 12) fields.push("…");
       return `{ ${fields.join("; ")} }`;
     }

@@ -3,11 +3,12 @@
  * vLLM, llama.cpp server, most hosted APIs), OpenAI, or Anthropic. Tests swap in the SDK's mock models
  * through `platform.modelOverride`.
  */
+import "server-only";
 import { createAnthropic } from "@ai-sdk/anthropic";
 import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { generateText, type LanguageModel } from "ai";
-import { modelPatchSchema, type ModelSettingsView } from "@/contracts/settings";
+import { type ModelSettingsView, modelPatchSchema } from "@/contracts/settings";
 import type { Platform } from "../../platform";
 import { type Principal, requirePermission } from "../auth";
 import { invalidInput } from "../errors";
@@ -16,7 +17,9 @@ import { readModelApiKey, readSettings } from "../settings";
 export function makeModel(settings: Omit<ModelSettingsView, "apiKeySet">, apiKey: string | undefined): LanguageModel {
   switch (settings.provider) {
     case "openai-compatible":
-      return createOpenAICompatible({ name: "openai-compatible", baseURL: settings.baseURL ?? "", apiKey }).chatModel(settings.model);
+      return createOpenAICompatible({ name: "openai-compatible", baseURL: settings.baseURL ?? "", apiKey }).chatModel(
+        settings.model,
+      );
     case "openai":
       return createOpenAI({ apiKey, baseURL: settings.baseURL }).chat(settings.model);
     case "anthropic":
@@ -37,7 +40,11 @@ export async function resolveModel(platform: Platform): Promise<LanguageModel | 
  * the saved one. The stored API key is used only for the saved provider and base URL, so a typed URL
  * never receives it. An answer with no text is a warning, not a success.
  */
-export async function testModelConnection(platform: Platform, principal: Principal | null, input?: unknown): Promise<{ ok: boolean; warning?: boolean; message: string }> {
+export async function testModelConnection(
+  platform: Platform,
+  principal: Principal | null,
+  input?: unknown,
+): Promise<{ ok: boolean; warning?: boolean; message: string }> {
   requirePermission(principal, "platform.admin");
   let model: LanguageModel | null;
   if (input === undefined || input === null) model = await resolveModel(platform);
@@ -45,15 +52,27 @@ export async function testModelConnection(platform: Platform, principal: Princip
     const parsed = modelPatchSchema.safeParse(input);
     if (!parsed.success) throw invalidInput(parsed.error.issues);
     const saved = (await readSettings(platform.db)).model;
-    const sameEndpoint = saved && saved.provider === parsed.data.provider && (saved.baseURL ?? "") === (parsed.data.baseURL ?? "");
+    const sameEndpoint =
+      saved && saved.provider === parsed.data.provider && (saved.baseURL ?? "") === (parsed.data.baseURL ?? "");
     const apiKey = parsed.data.apiKey ?? (sameEndpoint ? await readModelApiKey(platform.db, platform.open) : undefined);
     model = makeModel(parsed.data, apiKey);
   }
   if (!model) return { ok: false, message: "No model is configured." };
   try {
-    const result = await generateText({ model, prompt: "Reply with the single word OK.", maxOutputTokens: 16, maxRetries: 0, timeout: 20_000 });
+    const result = await generateText({
+      model,
+      prompt: "Reply with the single word OK.",
+      maxOutputTokens: 16,
+      maxRetries: 0,
+      timeout: 20_000,
+    });
     if (!result.text.trim()) {
-      return { ok: false, warning: true, message: "The endpoint answered, but with no text: check the model name, or whether the model needs more output tokens." };
+      return {
+        ok: false,
+        warning: true,
+        message:
+          "The endpoint answered, but with no text: check the model name, or whether the model needs more output tokens.",
+      };
     }
     return { ok: true, message: `The model answered: ${JSON.stringify(result.text.slice(0, 200))}` };
   } catch (error) {

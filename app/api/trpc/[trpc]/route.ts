@@ -20,7 +20,8 @@ async function handler(req: Request) {
     req: !admission.ok ? unread(req) : admission.body !== undefined ? withBody(req, admission.body) : req,
     router: appRouter,
     createContext: async () => {
-      if (!admission.ok) throw new TRPCError({ code: trpcCodeOf(admission.refusal.code), message: admission.refusal.message });
+      if (!admission.ok)
+        throw new TRPCError({ code: trpcCodeOf(admission.refusal.code), message: admission.refusal.message });
       context = admission.ctx;
       return context;
     },
@@ -44,13 +45,19 @@ function withBody(req: Request, body: string): Request {
 
 /** A refused request without its body, so tRPC answers with the refusal from createContext. */
 function unread(req: Request): Request {
-  return new Request(req.url, { method: req.method, headers: { "content-type": "application/json" }, signal: req.signal });
+  return new Request(req.url, {
+    method: req.method,
+    headers: { "content-type": "application/json" },
+    signal: req.signal,
+  });
 }
 
 /** A rate-limit refusal's wait in seconds (tagged by code, not class: errors cross module graphs). */
 function retryAfterOf(cause: unknown): number | undefined {
   const e = cause as { code?: unknown; details?: { retryAfterSeconds?: unknown } } | undefined;
-  return e?.code === "TOO_MANY_REQUESTS" && typeof e.details?.retryAfterSeconds === "number" ? e.details.retryAfterSeconds : undefined;
+  return e?.code === "TOO_MANY_REQUESTS" && typeof e.details?.retryAfterSeconds === "number"
+    ? e.details.retryAfterSeconds
+    : undefined;
 }
 
 export { handler as GET, handler as POST };

@@ -14,7 +14,12 @@ function Runs({ chatId }: { chatId: string }) {
   const runs = useQuery(trpc.codeRuns.listByChat.queryOptions({ chatId }));
   const [status, setStatus] = useState<string>("all");
   const [open, setOpen] = useState<string | null>(null);
-  if (runs.error) return <p role="alert" className="error-text">{runs.error.message}</p>;
+  if (runs.error)
+    return (
+      <p role="alert" className="error-text">
+        {runs.error.message}
+      </p>
+    );
   const shown = (runs.data ?? []).filter((r) => status === "all" || r.status === status).reverse();
   return (
     <div className="stack">
@@ -22,27 +27,46 @@ function Runs({ chatId }: { chatId: string }) {
         <Link href={`/chats/${chatId}`}>← Back to the chat</Link>
         <label className="row small" style={{ marginLeft: "auto" }}>
           <span>Status</span>
-          <select aria-label="Status filter" value={status} onChange={(e) => setStatus(e.target.value)} style={{ width: "auto" }}>
+          <select
+            aria-label="Status filter"
+            value={status}
+            onChange={(e) => setStatus(e.target.value)}
+            style={{ width: "auto" }}
+          >
             <option value="all">all</option>
             {CODE_RUN_STATUSES.map((s) => (
-              <option key={s} value={s}>{s}</option>
+              <option key={s} value={s}>
+                {s}
+              </option>
             ))}
           </select>
         </label>
       </div>
       <table className="calls panel" aria-label="Code runs">
         <thead>
-          <tr><th>Status</th><th>Reason</th><th>Calls</th><th>Started</th><th /></tr>
+          <tr>
+            <th>Status</th>
+            <th>Reason</th>
+            <th>Calls</th>
+            <th>Started</th>
+            <th />
+          </tr>
         </thead>
         <tbody>
           {shown.map((r) => (
             <tr key={r.id} data-testid="run-row">
-              <td><span className={`status ${r.status}`}>{r.status}</span></td>
+              <td>
+                <span className={`status ${r.status}`}>{r.status}</span>
+              </td>
               <td>{r.reason || <span className="muted">—</span>}</td>
               <td>{r.calls.length}</td>
               <td className="small muted">{new Date(r.createdAt).toLocaleString()}</td>
               <td>
-                <button type="button" onClick={() => setOpen(open === r.id ? null : r.id)} aria-expanded={open === r.id}>
+                <button
+                  type="button"
+                  onClick={() => setOpen(open === r.id ? null : r.id)}
+                  aria-expanded={open === r.id}
+                >
                   {open === r.id ? "Close" : "Open"}
                 </button>
               </td>

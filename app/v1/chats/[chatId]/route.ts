@@ -9,7 +9,11 @@ export const GET = rest<{ chatId: string }>(
 );
 /** `{title?, pinned?}`: rename or pin (owner or admin). */
 export const PATCH = rest<{ chatId: string }>(
-  guard("PATCH /v1/chats/[chatId]", ({ ctx, params, body }) => updateChat(ctx.platform.db, ctx.principal, params.chatId, body)),
+  guard("PATCH /v1/chats/[chatId]", ({ ctx, params, body }) =>
+    updateChat(ctx.platform.db, ctx.principal, params.chatId, body),
+  ),
 );
 /** Deletes the chat with its turns, messages, runs and decisions (owner or admin). */
-export const DELETE = rest<{ chatId: string }>(guard("DELETE /v1/chats/[chatId]", ({ ctx, params }) => deleteChat(ctx, params.chatId)));
+export const DELETE = rest<{ chatId: string }>(
+  guard("DELETE /v1/chats/[chatId]", ({ ctx, params }) => deleteChat(ctx, params.chatId)),
+);

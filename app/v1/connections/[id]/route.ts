@@ -3,5 +3,11 @@ import { rest } from "@/server/http/rest";
 import { removeConnection, updateConnection } from "@/server/services/connections";
 
 export const dynamic = "force-dynamic";
-export const PATCH = rest(guard("PATCH /v1/connections/[id]", ({ ctx, params, body }) => updateConnection(ctx.platform, ctx.principal, params.id!, body)));
-export const DELETE = rest(guard("DELETE /v1/connections/[id]", ({ ctx, params }) => removeConnection(ctx.platform, ctx.principal, params.id!)));
+export const PATCH = rest(
+  guard("PATCH /v1/connections/[id]", ({ ctx, params, body }) =>
+    updateConnection(ctx.platform, ctx.principal, params.id!, body),
+  ),
+);
+export const DELETE = rest(
+  guard("DELETE /v1/connections/[id]", ({ ctx, params }) => removeConnection(ctx.platform, ctx.principal, params.id!)),
+);

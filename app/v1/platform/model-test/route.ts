@@ -4,4 +4,6 @@ import { testModelConnection } from "@/server/services/agent/models";
 
 export const dynamic = "force-dynamic";
 /** Body `{provider, baseURL?, model, apiKey?}` tests that model unsaved; no body tests the saved one. */
-export const POST = rest(guard("POST /v1/platform/model-test", ({ ctx, body }) => testModelConnection(ctx.platform, ctx.principal, body)));
+export const POST = rest(
+  guard("POST /v1/platform/model-test", ({ ctx, body }) => testModelConnection(ctx.platform, ctx.principal, body)),
+);

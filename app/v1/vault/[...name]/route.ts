@@ -6,7 +6,19 @@ export const dynamic = "force-dynamic";
 type NameParams = { name: string[] };
 const nameOf = (params: NameParams) => params.name.join("/");
 /** Rotates the entry's secret in place: `{ secret, allow? }`. */
-export const PUT = rest<NameParams>(guard<NameParams>("PUT /v1/vault/[...name]", ({ ctx, params, body }) => rotateVaultEntry(ctx.platform, ctx.principal, nameOf(params), body)));
+export const PUT = rest<NameParams>(
+  guard<NameParams>("PUT /v1/vault/[...name]", ({ ctx, params, body }) =>
+    rotateVaultEntry(ctx.platform, ctx.principal, nameOf(params), body),
+  ),
+);
 /** Sets who may use the entry: `{ usableBy: { users?, roles? } }`. */
-export const PATCH = rest<NameParams>(guard<NameParams>("PATCH /v1/vault/[...name]", ({ ctx, params, body }) => setVaultAccess(ctx.platform, ctx.principal, nameOf(params), body)));
-export const DELETE = rest<NameParams>(guard<NameParams>("DELETE /v1/vault/[...name]", ({ ctx, params }) => removeVaultEntry(ctx.platform, ctx.principal, nameOf(params))));
+export const PATCH = rest<NameParams>(
+  guard<NameParams>("PATCH /v1/vault/[...name]", ({ ctx, params, body }) =>
+    setVaultAccess(ctx.platform, ctx.principal, nameOf(params), body),
+  ),
+);
+export const DELETE = rest<NameParams>(
+  guard<NameParams>("DELETE /v1/vault/[...name]", ({ ctx, params }) =>
+    removeVaultEntry(ctx.platform, ctx.principal, nameOf(params)),
+  ),
+);

@@ -3,4 +3,6 @@ import { rest } from "@/server/http/rest";
 import { answerPendingInput } from "@/server/services/app-operations";
 
 export const dynamic = "force-dynamic";
-export const POST = rest(guard("POST /v1/app-operations/[id]/input", ({ ctx, params, body }) => answerPendingInput(ctx, params.id!, body)));
+export const POST = rest(
+  guard("POST /v1/app-operations/[id]/input", ({ ctx, params, body }) => answerPendingInput(ctx, params.id!, body)),
+);

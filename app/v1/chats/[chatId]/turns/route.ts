@@ -4,4 +4,6 @@ import { runTurnToEnd } from "@/server/services/agent/turns";
 
 export const dynamic = "force-dynamic";
 /** Runs a turn for integrations (programs run on the server runner) and answers with the turn. */
-export const POST = rest(guard("POST /v1/chats/[chatId]/turns", ({ ctx, params, body }) => runTurnToEnd(ctx, params.chatId!, body)));
+export const POST = rest(
+  guard("POST /v1/chats/[chatId]/turns", ({ ctx, params, body }) => runTurnToEnd(ctx, params.chatId!, body)),
+);

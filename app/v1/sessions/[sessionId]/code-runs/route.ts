@@ -4,4 +4,6 @@ import { listRuns } from "@/server/services/code-runs";
 
 export const dynamic = "force-dynamic";
 /** Alias of /v1/chats/:chatId/code-runs (seed 000 called chats sessions). */
-export const GET = rest(guard("GET /v1/sessions/[sessionId]/code-runs", ({ ctx, params }) => listRuns(ctx, params.sessionId!)));
+export const GET = rest(
+  guard("GET /v1/sessions/[sessionId]/code-runs", ({ ctx, params }) => listRuns(ctx, params.sessionId!)),
+);

@@ -3,4 +3,8 @@ import { rest } from "@/server/http/rest";
 import { unshareChat } from "@/server/services/chats";
 
 export const dynamic = "force-dynamic";
-export const DELETE = rest(guard("DELETE /v1/chats/[chatId]/shares/[userId]", ({ ctx, params }) => unshareChat(ctx.platform.db, ctx.principal, params.chatId!, params.userId!)));
+export const DELETE = rest(
+  guard("DELETE /v1/chats/[chatId]/shares/[userId]", ({ ctx, params }) =>
+    unshareChat(ctx.platform.db, ctx.principal, params.chatId!, params.userId!),
+  ),
+);
