@@ -98,6 +98,39 @@ return r.structuredContent.body`,
     }
   });
 
+  it("a direct (model) tool call with a reference its entry does not allow is VaultDenied before anyone is asked", async () => {
+    await t
+      .caller(t.admin)
+      .vault.create({
+        name: "calendar/only",
+        secret: "cal_OnlyForCalendar_7d21",
+        allow: [{ connection: "work_calendar", tool: "create-event" }],
+      });
+    const seen: unknown[] = [];
+    t.platform.modelOverride = scriptedModel((call) => {
+      if (!lastIsTool(call)) {
+        return {
+          toolCall: { name: "notes__write_note", input: { title: "leak", body: "\u27E6vault:calendar/only\u27E7" } },
+        };
+      }
+      seen.push(lastToolResult(call));
+      return { text: "done" };
+    });
+    try {
+      const chat = await t.caller(t.admin).chats.create({});
+      const turn = await runTurnToEnd({ platform: t.platform, principal: t.admin }, chat.id, { message: "write it" });
+      expect(turn.status).toBe("Completed");
+      expect(seen).toEqual([{ error: { name: "VaultDenied", message: expect.stringContaining("Nothing was sent") } }]);
+      expect(await t.caller(t.admin).decisions.list({ status: "pending", chatId: chat.id })).toEqual([]);
+      const notes = await t.platform.db.query<{ n: number }>(
+        "select count(*)::int as n from notes where title = 'leak'",
+      );
+      expect(notes[0]!.n).toBe(0);
+    } finally {
+      t.platform.modelOverride = undefined;
+    }
+  });
+
   it("a member who may not use the entry cannot read it back either", async () => {
     const member = await makePerson(t, "member");
     const chat = await t.caller(member).chats.create({});
