@@ -99,13 +99,11 @@ return r.structuredContent.body`,
   });
 
   it("a direct (model) tool call with a reference its entry does not allow is VaultDenied before anyone is asked", async () => {
-    await t
-      .caller(t.admin)
-      .vault.create({
-        name: "calendar/only",
-        secret: "cal_OnlyForCalendar_7d21",
-        allow: [{ connection: "work_calendar", tool: "create-event" }],
-      });
+    await t.caller(t.admin).vault.create({
+      name: "calendar/only",
+      secret: "cal_OnlyForCalendar_7d21",
+      allow: [{ connection: "work_calendar", tool: "create-event" }],
+    });
     const seen: unknown[] = [];
     t.platform.modelOverride = scriptedModel((call) => {
       if (!lastIsTool(call)) {
