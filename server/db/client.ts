@@ -5,6 +5,7 @@
  */
 import "server-only";
 import { mkdirSync } from "node:fs";
+import { logEvent } from "../log";
 
 export interface Db {
   readonly kind: "pglite" | "postgres";
@@ -63,6 +64,10 @@ async function openPostgres(url: string): Promise<Db> {
   const pgModule = await import("pg");
   const Pool = pgModule.default?.Pool ?? (pgModule as unknown as { Pool: typeof import("pg").Pool }).Pool;
   const pool = new Pool({ connectionString: url, max: 10 });
+  // An idle connection the server closes (a Postgres restart, an admin's terminate) is an `error` on the
+  // pool; without a listener it would be an uncaught exception. The pool drops that client and opens a new
+  // one on the next query.
+  pool.on("error", (error: Error & { code?: string }) => logEvent("db_connection_lost", { code: error.code ?? null }));
   await pool.query("select 1");
   const over =
     (client: { query: (sql: string, params?: unknown[]) => Promise<{ rows: unknown[] }> }): Db["query"] =>

@@ -4,11 +4,37 @@
  * encrypted — a marker used in all three is not in the database.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openDb } from "@/server/db/client";
 import { migrate } from "@/server/db/migrate";
 import { MIGRATIONS } from "@/server/db/migrations";
 import { readSettings, updateSettings } from "@/server/services/settings";
 import { BACKENDS } from "../helpers/databases";
 import { startTestPlatform, type TestPlatform } from "../helpers/platform";
+
+const postgres = BACKENDS.find((b) => b.name === "postgres");
+
+describe.runIf(postgres)("Postgres connections", () => {
+  it("an idle connection the server terminates is no uncaught error, and the next query reconnects", async () => {
+    const fresh = await postgres!.fresh();
+    const db = await fresh.open();
+    try {
+      await Promise.all([db.query("select 1"), db.query("select 2"), db.query("select 3")]);
+      const admin = await openDb({ url: process.env.OPENBOT_TEST_DATABASE_URL });
+      const name = new URL(fresh.url!).pathname.slice(1);
+      const killed = await admin.query<{ ok: boolean }>(
+        "select pg_terminate_backend(pid) as ok from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()",
+        [name],
+      );
+      await admin.close();
+      expect(killed.length).toBeGreaterThan(0);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(await db.query<{ n: number }>("select 1 as n")).toEqual([{ n: 1 }]);
+    } finally {
+      await db.close();
+      await fresh.drop();
+    }
+  });
+});
 
 describe.each(BACKENDS)("storage on $name", (backend) => {
   let fresh: Awaited<ReturnType<typeof backend.fresh>>;
