@@ -137,6 +137,9 @@ export async function deleteChatRows(db: Db, chatId: string): Promise<void> {
       [chatId],
     );
     await tx.query("delete from decisions where chat_id = $1", [chatId]);
+    await tx.query("delete from idempotency_keys where run_id in (select id from code_runs where chat_id = $1)", [
+      chatId,
+    ]);
     await tx.query("delete from code_runs where chat_id = $1", [chatId]);
     await tx.query("delete from chats where id = $1", [chatId]);
   });

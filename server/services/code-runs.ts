@@ -900,12 +900,17 @@ export async function claimForPage(ctx: ServiceContext, runId: string, attempt: 
  * Runs a program on the server's runner (no browser) and answers with its record. The runner's slot is
  * asked for before the run is created, so a refusal (the person's queue is full) leaves no run behind.
  */
-export async function runOnServer(ctx: ServiceContext, input: unknown): Promise<CodeRunRecord> {
+export async function runOnServer(
+  ctx: ServiceContext,
+  input: unknown,
+  options: { onStarted?: (runId: string) => Promise<void> } = {},
+): Promise<CodeRunRecord> {
   const p = requirePermission(ctx.principal, "apps.use");
   const pass = await requestPass(ctx.platform, p.userId, true);
   let handedOver = false;
   try {
     const { ticket, record } = await startRun(ctx, input, "server");
+    await options.onStarted?.(record.id);
     if (!ticket) return record;
     handedOver = true;
     return await runTicketOnServer(ctx, ticket, pass);

@@ -140,3 +140,41 @@ test("chats and a server-side run: POST /v1/chats/:id/code-runs answers with the
   expect(alias).toEqual([record]);
   expect((await request.get(`/v1/code-runs/run_nope`, { headers: admin })).status()).toBe(404);
 });
+
+test("Idempotency-Key: a retried POST /v1/chats/:id/code-runs returns the first run, never a second", async ({
+  request,
+}) => {
+  const chat = await (await request.post("/v1/chats", { headers: admin, data: { title: "idempotent" } })).json();
+  const key = { ...admin, "idempotency-key": `retry-${Date.now()}` };
+  const data = { code: "console.log('once'); return 40 + 2", reason: "idempotent start" };
+  // Sent twice at once and once more after: one run.
+  const [a, b] = await Promise.all([
+    request.post(`/v1/chats/${chat.id}/code-runs`, { headers: key, data }),
+    request.post(`/v1/chats/${chat.id}/code-runs`, { headers: key, data }),
+  ]);
+  const c = await request.post(`/v1/chats/${chat.id}/code-runs`, { headers: key, data });
+  const ids = await Promise.all([a, b, c].map(async (r) => ((await r.json()) as { id: string }).id));
+  expect([a.status(), b.status(), c.status()].every((s) => s === 200)).toBe(true);
+  expect(new Set(ids).size).toBe(1);
+  const list = (await (await request.get(`/v1/chats/${chat.id}/code-runs`, { headers: admin })).json()) as unknown[];
+  expect(list).toHaveLength(1);
+  const again = await request.post(`/v1/chats/${chat.id}/code-runs`, { headers: key, data });
+  expect(((await again.json()) as { result: { value: unknown } }).result.value).toBe(42);
+  // The same key for another program is a conflict, not a second run; a bad key is named.
+  const other = await request.post(`/v1/chats/${chat.id}/code-runs`, {
+    headers: key,
+    data: { ...data, code: "return 1" },
+  });
+  expect(other.status()).toBe(409);
+  expect(((await other.json()) as { error: { message: string } }).error.message).toContain("different request");
+  const bad = await request.post(`/v1/chats/${chat.id}/code-runs`, {
+    headers: { ...admin, "idempotency-key": "" },
+    data,
+  });
+  expect(bad.status()).toBe(400);
+  // Without a key every POST is a new run.
+  await request.post(`/v1/chats/${chat.id}/code-runs`, { headers: admin, data });
+  expect(
+    ((await (await request.get(`/v1/chats/${chat.id}/code-runs`, { headers: admin })).json()) as unknown[]).length,
+  ).toBe(2);
+});

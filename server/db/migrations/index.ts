@@ -11,6 +11,7 @@ import { sql as vault } from "./0007-vault";
 import { sql as runVaultNames } from "./0008-run-vault-names";
 import { sql as vaultUsers } from "./0009-vault-users";
 import { sql as chatPins } from "./0011-chat-pins";
+import { sql as idempotencyKeys } from "./0012-idempotency-keys";
 
 export const MIGRATIONS: readonly Migration[] = [
   { id: "0001-core", sql: core },
@@ -23,4 +24,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: "0008-run-vault-names", sql: runVaultNames },
   { id: "0009-vault-users", sql: vaultUsers },
   { id: "0011-chat-pins", sql: chatPins },
+  { id: "0012-idempotency-keys", sql: idempotencyKeys },
 ];

@@ -1,11 +1,17 @@
 import { guard } from "@/server/api/access";
 import { rest } from "@/server/http/rest";
-import { listRuns, runOnServer } from "@/server/services/code-runs";
+import { listRuns } from "@/server/services/code-runs";
+import { runOnServerOnce } from "@/server/services/idempotency";
 
 export const dynamic = "force-dynamic";
 export const GET = rest(guard("GET /v1/chats/[chatId]/code-runs", ({ ctx, params }) => listRuns(ctx, params.chatId!)));
+/** With an `Idempotency-Key` header a retry returns the run the first request made. */
 export const POST = rest(
-  guard("POST /v1/chats/[chatId]/code-runs", ({ ctx, params, body }) =>
-    runOnServer(ctx, { ...(typeof body === "object" && body !== null ? body : {}), chatId: params.chatId }),
+  guard("POST /v1/chats/[chatId]/code-runs", ({ ctx, req, params, body }) =>
+    runOnServerOnce(
+      ctx,
+      { ...(typeof body === "object" && body !== null ? body : {}), chatId: params.chatId },
+      req.headers.get("idempotency-key"),
+    ),
   ),
 );
