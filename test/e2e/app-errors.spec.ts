@@ -5,10 +5,9 @@
  * only when the App really is gone. The server log carries error ids and kinds, never a vault secret an
  * App echoed nor the program's own error text.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { rmSync } from "node:fs";
 import path from "node:path";
 import { type APIRequestContext, expect, request as playwrightRequest, test } from "@playwright/test";
+import { type BuiltServer, startBuiltServer } from "./helpers";
 
 const PORT = Number(process.env.OPENBOT_E2E_ERRORS_PORT ?? Number(process.env.OPENBOT_E2E_PORT ?? 3100) + 3);
 const BASE = `http://127.0.0.1:${PORT}`;
@@ -19,35 +18,19 @@ const DATA_DIR = path.resolve("test-results/app-errors-data");
 const SECRET = "sk_live_vaultSecret_93f1c2";
 const PROGRAM_TEXT = "PROGRAM-SECRET-TEXT";
 
-let server: ChildProcess;
-let log = "";
+let server: BuiltServer;
 let api: APIRequestContext;
 
 test.describe.configure({ mode: "serial" });
 
 test.beforeAll(async () => {
   test.setTimeout(120_000);
-  rmSync(DATA_DIR, { recursive: true, force: true });
-  server = spawn(process.execPath, ["scripts/server.mjs"], {
-    env: {
-      ...process.env,
-      PORT: String(PORT),
-      HOST: "127.0.0.1",
-      OPENBOT_DATA_DIR: DATA_DIR,
-      OPENBOT_ADMIN_TOKEN: TOKEN,
-      OPENBOT_APP_CALL_TIMEOUT_MS: "1500",
-    },
-    stdio: ["ignore", "pipe", "pipe"],
+  server = await startBuiltServer({
+    port: PORT,
+    dataDir: DATA_DIR,
+    env: { OPENBOT_ADMIN_TOKEN: TOKEN, OPENBOT_APP_CALL_TIMEOUT_MS: "1500" },
   });
-  server.stdout!.on("data", (d) => (log += d));
-  server.stderr!.on("data", (d) => (log += d));
   api = await playwrightRequest.newContext({ baseURL: BASE });
-  for (let i = 0; ; i++) {
-    const up = await api.get("/v1/health").catch(() => null);
-    if (up?.ok()) break;
-    if (i > 400 || server.exitCode !== null) throw new Error(`the server did not come up:\n${log}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
   const current = await (await api.get("/v1/platform/settings", { headers: admin })).json();
   expect(
     (
@@ -67,11 +50,7 @@ test.beforeAll(async () => {
 
 test.afterAll(async () => {
   await api?.dispose();
-  if (server && server.exitCode === null) {
-    const exited = new Promise((r) => server.once("exit", r));
-    server.kill("SIGTERM");
-    await exited;
-  }
+  await server?.stop();
 });
 
 async function run(code: string, chatId?: string) {
@@ -156,6 +135,7 @@ throw new Error("${PROGRAM_TEXT}: " + seen)`);
   const gone = await caught("apps.trouble.crash({})");
   expect(gone).toMatchObject({ name: "AppCallFailed", reason: "unavailable" });
 
+  const log = server.log();
   const lines = log.split("\n");
   expect(lines.some((line) => line.includes(after.result.errorId) && line.includes('"kind":"Error"'))).toBe(true);
   expect(

@@ -1,4 +1,6 @@
 /** Shared steps of the browser stories: page objects kept small and addressed by role, label and test id. */
+import { spawn } from "node:child_process";
+import { rmSync } from "node:fs";
 import { type APIRequestContext, expect, type Page } from "@playwright/test";
 import { E2E_ADMIN_TOKEN } from "../../playwright.config";
 
@@ -42,3 +44,54 @@ export const CALENDAR_PROGRAM = `const [today, tomorrow] = await Promise.all([
 const busy = [today, tomorrow].flatMap((result) => result.structuredContent.events)
 console.log("events", busy.length)
 return busy.filter((event) => event.attendees > 10).map((event) => event.title)`;
+
+export interface BuiltServer {
+  /** What the server printed so far (stdout and stderr). */
+  log(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts another built server (`scripts/server.mjs`, as `npm start` does) on `port` with a fresh data dir
+ * and extra environment, and waits until `/v1/health` answers. For specs that need their own settings or
+ * must read the server's log.
+ */
+export async function startBuiltServer(options: {
+  port: number;
+  dataDir: string;
+  env?: Record<string, string>;
+}): Promise<BuiltServer> {
+  rmSync(options.dataDir, { recursive: true, force: true });
+  const child = spawn(process.execPath, ["scripts/server.mjs"], {
+    env: {
+      ...process.env,
+      PORT: String(options.port),
+      HOST: "127.0.0.1",
+      OPENBOT_DATA_DIR: options.dataDir,
+      ...options.env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let log = "";
+  child.stdout!.on("data", (d) => (log += d));
+  child.stderr!.on("data", (d) => (log += d));
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGTERM");
+    await exited;
+  };
+  for (let i = 0; ; i++) {
+    const up = await fetch(`http://127.0.0.1:${options.port}/v1/health`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (up) break;
+    if (i > 400 || child.exitCode !== null) {
+      await stop();
+      throw new Error(`the server on port ${options.port} did not come up:\n${log}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return { log: () => log, stop };
+}

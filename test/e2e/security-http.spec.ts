@@ -4,14 +4,13 @@
  * authentication; every response carries the CSP and nosniff; the cookie is Secure behind an https
  * public origin; names with control characters are a 400; failed sign-ins are rate limited per address.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer, request as httpRequest, type Server } from "node:http";
 import path from "node:path";
 import { type APIRequestContext, type BrowserContext, expect, test } from "@playwright/test";
 import { startRunInput } from "../../contracts/code-run";
 import { E2E_ADMIN_TOKEN } from "../../playwright.config";
-import { admin, newChat, patchSettings, signIn } from "./helpers";
+import { admin, type BuiltServer, newChat, patchSettings, signIn, startBuiltServer } from "./helpers";
 
 const port = Number(process.env.OPENBOT_E2E_PORT ?? 3100);
 const SERVER = `http://127.0.0.1:${port}`;
@@ -402,39 +401,16 @@ test("failed sign-ins are limited per address (429 with Retry-After); another ad
 test.describe("behind a reverse proxy: OPENBOT_PUBLIC_ORIGIN", () => {
   const PUBLIC = "https://openbot.example.test";
   const base = `http://127.0.0.1:${HTTPS_PORT}`;
-  let child: ChildProcess;
+  let server: BuiltServer;
   test.beforeAll(async () => {
     test.setTimeout(120_000);
-    const dataDir = "test-results/e2e-data-public-origin";
-    rmSync(dataDir, { recursive: true, force: true });
-    child = spawn(process.execPath, ["scripts/server.mjs"], {
-      env: {
-        ...process.env,
-        PORT: String(HTTPS_PORT),
-        HOST: "127.0.0.1",
-        OPENBOT_DATA_DIR: dataDir,
-        OPENBOT_ADMIN_TOKEN: E2E_ADMIN_TOKEN,
-        OPENBOT_PUBLIC_ORIGIN: PUBLIC,
-      },
-      stdio: "ignore",
+    server = await startBuiltServer({
+      port: HTTPS_PORT,
+      dataDir: "test-results/e2e-data-public-origin",
+      env: { OPENBOT_ADMIN_TOKEN: E2E_ADMIN_TOKEN, OPENBOT_PUBLIC_ORIGIN: PUBLIC },
     });
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`the public-origin server exited with ${child.exitCode}`);
-      const up = await fetch(`${base}/v1/health`).then(
-        (r) => r.ok,
-        () => false,
-      );
-      if (up) break;
-      await new Promise((r) => setTimeout(r, 250));
-    }
   });
-  test.afterAll(async () => {
-    if (child.exitCode === null) {
-      const exited = new Promise((r) => child.once("exit", r));
-      child.kill("SIGTERM");
-      await exited;
-    }
-  });
+  test.afterAll(() => server?.stop());
 
   test("the session cookie is Secure, and only the public origin may use it", async ({ request }) => {
     const json = { "content-type": "application/json" };
