@@ -9,7 +9,8 @@ import path from "node:path";
 import { type CreatePlatformOptions, createPlatform, type Platform } from "./platform";
 import { subscribeAgent } from "./services/agent/turns";
 import { bootstrapAdmin } from "./services/auth";
-import { sweepRuns } from "./services/code-runs";
+import { resumeRun } from "./services/code-runs/runs";
+import { sweepRuns } from "./services/code-runs/sweep";
 import { readSettings } from "./services/settings";
 
 export interface BootOptions extends CreatePlatformOptions {
@@ -27,6 +28,7 @@ export async function bootPlatform(options: BootOptions = {}): Promise<Platform 
     const { createdToken } = await bootstrapAdmin(platform.db, env.dataDir, env.OPENBOT_ADMIN_TOKEN);
     if (createdToken) options.announce?.(createdToken, path.join(env.dataDir, "admin-token"));
     subscribeAgent(platform);
+    platform.events.on("decision-decided", ({ runId }) => platform.track(resumeRun(platform, runId)));
     if (options.sweepIntervalMs) platform.every(options.sweepIntervalMs, () => sweepRuns(platform));
     return Object.assign(platform, { createdAdminToken: createdToken });
   } catch (error) {

@@ -18,6 +18,8 @@ export interface PlatformEvents {
   turn: [{ chatId: string; event: TurnEvent }];
   /** A run ended (Completed, Failed or Cancelled); its turn may have moved on long ago. */
   "run-settled": [{ runId: string }];
+  /** A person decided a program's call; the run is run again once none of its decisions is pending. */
+  "decision-decided": [{ decisionId: string; runId: string }];
   /** A direct App call that waited for a decision was decided and, when allowed, sent. */
   "direct-call-settled": [{ chatId: string; keyId: string | null; summary: string; payload: unknown }];
 }

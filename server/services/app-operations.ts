@@ -6,7 +6,7 @@ import "server-only";
 import { z } from "zod";
 import { requirePermission } from "./auth";
 import { ownedChat, readableChat } from "./chats";
-import type { ServiceContext } from "./code-runs";
+import type { ServiceContext } from "./context";
 import { AppError, invalidInput } from "./errors";
 
 export interface PendingInputView {

@@ -11,9 +11,8 @@ import { declarations } from "../apps/declarations";
 import { isConnectionConfigError } from "../apps/errors";
 import type { ToolEntry } from "../apps/registry";
 import type { Platform } from "../platform";
+import { checkCall, performAppCall } from "./app-calls";
 import { type Principal, requirePermission } from "./auth";
-import { checkAppCall } from "./capability";
-import { performAppCall } from "./code-runs";
 import { AppError, invalidInput, isAppError } from "./errors";
 
 const addInput = z.object({
@@ -113,7 +112,7 @@ export async function emailOutbox(platform: Platform, principal: Principal | nul
   return { available: true as const, emails };
 }
 
-/** A page's read of App data: `checkAppCall`, then one recorded App operation (no chat, no run). */
+/** A page's read of App data: the gateway's check, then one recorded App operation (no chat, no run). */
 async function readAppData(
   platform: Platform,
   principal: Principal,
@@ -121,9 +120,9 @@ async function readAppData(
   args: Record<string, unknown>,
 ): Promise<unknown> {
   const argsJson = canonicalJson(JSON.stringify(args));
-  const verdict = checkAppCall(principal, entry, argsJson);
-  if (verdict.verdict === "deny") throw new AppError("FORBIDDEN", verdict.message);
-  if (verdict.verdict === "ask") {
+  const check = await checkCall(platform, principal, entry, argsJson);
+  if (check.verdict === "refuse") throw new AppError("FORBIDDEN", check.rejection.message);
+  if (check.verdict === "ask") {
     throw new AppError(
       "FORBIDDEN",
       `apps.${entry.binding} needs a person's decision (its policy is "ask"), which a page cannot wait for: run it from a chat, or ask an admin to allow it.`,

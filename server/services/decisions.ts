@@ -1,17 +1,20 @@
 /**
  * Decisions: a call that needs a person's answer pauses its program; the chat's owner or an admin
- * answers once (a second answer is a conflict). After the answer the program is run again from the top
- * on the server runner, replaying every recorded call; a denied call throws AppCallDenied there.
+ * answers once (a second answer is a conflict). This module owns the decisions table and nothing else:
+ * a decided program call emits `decision-decided` and the run is run again from the top (boot.ts wires
+ * it to the runner), where the journal reads the decision's status: an allowed call is sent, a denied
+ * one throws AppCallDenied. A decided direct call is sent here (allow) or reported (deny).
  */
 import "server-only";
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import type { CallOutcome } from "@/contracts/engine";
 import type { ToolEntry } from "../apps/registry";
+import type { Db } from "../db/client";
 import type { Platform } from "../platform";
+import { performAppCall } from "./app-calls";
 import { isAdmin, type Principal, requirePermission } from "./auth";
 import { ownedChat } from "./chats";
-import { performAppCall, recordOutcome, resumeRun, type ServiceContext } from "./code-runs";
+import type { ServiceContext } from "./context";
 import { AppError, invalidInput, isAppError } from "./errors";
 
 export interface DecisionRequest {
@@ -128,32 +131,34 @@ export async function decide(ctx: ServiceContext, id: string, input: unknown): P
   if (!updated[0])
     throw new AppError("CONFLICT", `This decision was already taken (${row.status}).`, { status: row.status });
   const view = toView(ctx.platform, updated[0]);
-  if (status === "denied" && row.run_id !== null && row.call_index !== null) {
-    const message = `${view.request.app.binding} was not allowed by the person deciding.`;
-    const outcome: CallOutcome = {
-      type: "error",
-      name: "AppCallDenied",
-      message,
-      details: { binding: view.request.app.binding, decisionId: id },
-    };
-    await recordOutcome(ctx, row.run_id, row.call_index, outcome, { name: "AppCallDenied", message });
-  }
-  if (row.run_id) ctx.platform.track(resumeRun(ctx.platform, row.run_id));
+  if (row.run_id) ctx.platform.events.emit("decision-decided", { decisionId: id, runId: row.run_id });
   else ctx.platform.track(finishDirectCall(ctx, view));
   ctx.platform.events.emit("run", { runId: row.run_id, chatId: row.chat_id });
   return view;
 }
 
-/** A direct (non-program) tool call of a turn that needs a decision: stored like a program's. */
-export async function requestDirectDecision(
-  ctx: ServiceContext,
+/** The status of one decision, for the journal's answer to the call that waits on it (null if gone). */
+export async function decisionStatus(db: Db, id: string): Promise<DecisionView["status"] | null> {
+  const rows = await db.query<{ status: DecisionView["status"] }>("select status from decisions where id = $1", [id]);
+  return rows[0]?.status ?? null;
+}
+
+/**
+ * A call that needs a person's decision, a program's (`runId`, `index`, `code`) or a direct tool call of a
+ * turn: stored as a pending decision shaped as in the seeds.
+ */
+export async function requestDecision(
+  platform: Platform,
   call: {
     chatId: string;
-    turnId: string;
+    runId: string | null;
+    index: number | null;
     toolCallId: string;
+    callId: string;
     entry: ToolEntry;
     argsJson: string;
     capability: { action: "apps.call"; target: string };
+    code: string;
   },
 ): Promise<string> {
   const id = `dec_${randomUUID()}`;
@@ -162,18 +167,25 @@ export async function requestDirectDecision(
     toolCallId: call.toolCallId,
     app: {
       id: call.entry.connectionId,
-      callId: call.toolCallId,
+      callId: call.callId,
       binding: call.entry.binding,
       tool: call.entry.name,
       arguments: JSON.parse(call.argsJson) as unknown,
     },
-    code: { run: "", index: -1, code: "" },
+    code: { run: call.runId ?? "", index: call.index ?? -1, code: call.code },
   };
-  await ctx.platform.db.query(
-    "insert into decisions (id, chat_id, run_id, call_index, status, request_enc, created_at) values ($1, $2, null, null, 'pending', $3, $4)",
-    [id, call.chatId, ctx.platform.seal(`decisions:${id}:request`, JSON.stringify(request)), Date.now()],
+  await platform.db.query(
+    "insert into decisions (id, chat_id, run_id, call_index, status, request_enc, created_at) values ($1, $2, $3, $4, 'pending', $5, $6)",
+    [
+      id,
+      call.chatId,
+      call.runId,
+      call.index,
+      platform.seal(`decisions:${id}:request`, JSON.stringify(request)),
+      Date.now(),
+    ],
   );
-  ctx.platform.events.emit("run", { runId: null, chatId: call.chatId });
+  platform.events.emit("run", { runId: call.runId, chatId: call.chatId });
   return id;
 }
 

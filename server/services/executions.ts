@@ -6,7 +6,9 @@ import "server-only";
 import type { Platform } from "../platform";
 import { requirePermission } from "./auth";
 import { readableChat } from "./chats";
-import { cancelRun, getRun, type ServiceContext } from "./code-runs";
+import { getRun } from "./code-runs/records";
+import { cancelRun } from "./code-runs/runs";
+import type { ServiceContext } from "./context";
 import { AppError } from "./errors";
 
 export interface ExecutionView {

@@ -9,7 +9,9 @@ import type { CodeRunRecord } from "@/contracts/code-run";
 import { canonicalJson } from "@/worker/canonical-json";
 import { sha256 } from "../crypto";
 import { requirePermission } from "./auth";
-import { getRun, runOnServer, type ServiceContext } from "./code-runs";
+import { getRun } from "./code-runs/records";
+import { runOnServer } from "./code-runs/runs";
+import type { ServiceContext } from "./context";
 import { AppError } from "./errors";
 
 const KEY = /^[\x21-\x7e]{1,200}$/;

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { reencryptAll } from "@/server/cli/rotate-key";
 import { makeKeyRing, valueKeyId } from "@/server/crypto";
 import { ENCRYPTED_COLUMNS } from "@/server/db/encrypted-columns";
-import { sweepRuns } from "@/server/services/code-runs";
+import { sweepRuns } from "@/server/services/code-runs/sweep";
 import { makePerson, startTestPlatform, type TestPlatform } from "../helpers/platform";
 
 let t: TestPlatform;
@@ -165,7 +165,7 @@ describe("decisions and replay", () => {
       (await t.platform.db.query<{ status: string }>("select status from app_operations where id = 'op_crashed'"))[0]
         ?.status,
     ).toBe("Unknown");
-    const { resumeRun } = await import("@/server/services/code-runs");
+    const { resumeRun } = await import("@/server/services/code-runs/runs");
     await resumeRun(t.platform, record.id);
     const done = await caller.codeRuns.byId({ id: record.id });
     expect(done.status).toBe("Failed");

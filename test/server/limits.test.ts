@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { CodeRunRecord } from "@/contracts/code-run";
 import { RunAdmission, type RunPass, type RunRefusal } from "@/server/run-admission";
 import type { Principal } from "@/server/services/auth";
-import { sweepRuns } from "@/server/services/code-runs";
+import { sweepRuns } from "@/server/services/code-runs/sweep";
 import { makePerson, startTestPlatform, type TestPlatform } from "../helpers/platform";
 
 let t: TestPlatform;

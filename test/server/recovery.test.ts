@@ -17,7 +17,7 @@ import { MIGRATIONS } from "@/server/db/migrations";
 import { readEnv } from "@/server/env";
 import { loadKeyRing } from "@/server/keys";
 import { principalFromToken } from "@/server/services/auth";
-import { sweepRuns } from "@/server/services/code-runs";
+import { sweepRuns } from "@/server/services/code-runs/sweep";
 import { ADMIN_TOKEN, CALENDAR_PROGRAM, startTestPlatform } from "../helpers/platform";
 
 const cleanup: (() => Promise<void>)[] = [];

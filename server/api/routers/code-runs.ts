@@ -3,16 +3,10 @@ import { on } from "node:events";
 import { z } from "zod";
 import { appCallInput, finishRunInput, idField } from "@/contracts/code-run";
 import { readableChat } from "../../services/chats";
-import {
-  cancelRun,
-  claimForPage,
-  finishRun,
-  getRun,
-  handleCall,
-  listRuns,
-  runOnServer,
-  startRun,
-} from "../../services/code-runs";
+import { handleCall } from "../../services/code-runs/calls";
+import { finishRun } from "../../services/code-runs/journal";
+import { getRun, listRuns } from "../../services/code-runs/records";
+import { cancelRun, claimForPage, runOnServer, startRun } from "../../services/code-runs/runs";
 import { createTRPCRouter, publicProcedure } from "../trpc";
 
 export const codeRunsRouter = createTRPCRouter({

@@ -26,23 +26,15 @@ import { declarations } from "../../apps/declarations";
 import type { ToolEntry } from "../../apps/registry";
 import { logFailure } from "../../log";
 import type { Platform } from "../../platform";
+import { checkCall, performAppCall } from "../app-calls";
 import { type Principal, principalFromKeyId, requireAuth, requirePermission } from "../auth";
-import { checkAppCall } from "../capability";
 import { autoTitle, deleteChatRows, ownedChat, readableChat, touchChat } from "../chats";
-import {
-  cancelRun,
-  claimRun,
-  getRun,
-  performAppCall,
-  readRecordInternal,
-  runTicketOnServer,
-  type ServiceContext,
-  startRun,
-} from "../code-runs";
-import { requestDirectDecision } from "../decisions";
+import { getRun, readRecordInternal } from "../code-runs/records";
+import { cancelRun, claimRun, runTicketOnServer, startRun } from "../code-runs/runs";
+import type { ServiceContext } from "../context";
+import { requestDecision } from "../decisions";
 import { AppError, invalidInput } from "../errors";
 import { readSettings } from "../settings";
-import { vaultRefusal } from "../vault";
 import { resolveModel } from "./models";
 import { CODE_API_DESCRIPTION, CODE_API_TOOL, RUN_CODE_TOOL, runCodeDescription, SYSTEM_PROMPT } from "./prompt";
 
@@ -250,7 +242,7 @@ async function runLoop(
       tools[directName(entry)] = tool({
         description: `App ${JSON.stringify(entry.connectionName)}, tool ${JSON.stringify(entry.name)}.`,
         inputSchema: jsonSchema(entry.inputSchema as Parameters<typeof jsonSchema>[0]),
-        execute: async (args, { toolCallId }) => callToolDirectly(ctx, chatId, turnId, toolCallId, entry, args),
+        execute: async (args, { toolCallId }) => callToolDirectly(ctx, chatId, toolCallId, entry, args),
       });
     }
     const history = await loadModelMessages(platform, chatId);
@@ -430,25 +422,25 @@ async function waitFor(
 async function callToolDirectly(
   ctx: ServiceContext,
   chatId: string,
-  turnId: string,
   toolCallId: string,
   entry: ToolEntry,
   args: unknown,
 ) {
   const principal = requireAuth(ctx.principal);
   const argsJson = canonicalJson(JSON.stringify(args ?? {}));
-  const verdict = checkAppCall(principal, entry, argsJson);
-  if (verdict.verdict === "deny") return { error: { name: "AppCallDenied", message: verdict.message } };
-  const refusal = await vaultRefusal(ctx.platform, argsJson, entry, principal);
-  if (refusal) return { error: { name: "VaultDenied", message: `${refusal} Nothing was sent.` } };
-  if (verdict.verdict === "ask") {
-    const decisionId = await requestDirectDecision(ctx, {
+  const check = await checkCall(ctx.platform, principal, entry, argsJson);
+  if (check.verdict === "refuse") return { error: { name: check.outcome.name, message: check.outcome.message } };
+  if (check.verdict === "ask") {
+    const decisionId = await requestDecision(ctx.platform, {
       chatId,
-      turnId,
+      runId: null,
+      index: null,
       toolCallId,
+      callId: toolCallId,
       entry,
       argsJson,
-      capability: verdict.capability,
+      capability: check.capability,
+      code: "",
     });
     return {
       status: "waiting",

@@ -1,6 +1,6 @@
 import { guard } from "@/server/api/access";
 import { rest } from "@/server/http/rest";
-import { listRuns } from "@/server/services/code-runs";
+import { listRuns } from "@/server/services/code-runs/records";
 import { runOnServerOnce } from "@/server/services/idempotency";
 
 export const dynamic = "force-dynamic";

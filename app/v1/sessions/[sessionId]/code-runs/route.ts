@@ -1,6 +1,6 @@
 import { guard } from "@/server/api/access";
 import { rest } from "@/server/http/rest";
-import { listRuns } from "@/server/services/code-runs";
+import { listRuns } from "@/server/services/code-runs/records";
 
 export const dynamic = "force-dynamic";
 /** Alias of /v1/chats/:chatId/code-runs (seed 000 called chats sessions). */

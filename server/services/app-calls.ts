@@ -1,0 +1,216 @@
+/**
+ * The App-call gateway, for program calls, the model's direct calls and pages alike: the capability check
+ * with the vault rule (`checkCall`), then one App operation (`performAppCall`): recorded as Running before
+ * it is sent, secrets substituted at send time, the App called, everything that comes back redacted, the
+ * outcome recorded.
+ */
+import "server-only";
+import { randomUUID } from "node:crypto";
+import type { CallOutcome } from "@/contracts/engine";
+import { AppCallError, isAppCallError, type ToolEntry } from "../apps/registry";
+import { logFailure, logOutcome } from "../log";
+import type { Platform } from "../platform";
+import type { Principal } from "./auth";
+import { checkAppCall } from "./capability";
+import { isVaultDeniedError, knownSecrets, redact, type Substituted, substituteSecrets, vaultRefusal } from "./vault";
+
+/** Largest result JSON the server hands to a program. */
+const MAX_CALL_JSON = 8 * 1024 * 1024;
+
+/** An unexpected App failure as it may be logged: the same name, message and stack with every secret hidden. */
+function redactError(error: unknown, secrets: Substituted["secrets"]): Error {
+  const e = error instanceof Error ? error : new Error(String(error));
+  const safe = new Error(redact(e.message, secrets));
+  safe.name = e.name;
+  safe.stack = e.stack === undefined ? undefined : redact(e.stack, secrets);
+  return safe;
+}
+
+export type CallCheck =
+  | { verdict: "allow" }
+  | { verdict: "ask"; capability: { action: "apps.call"; target: string } }
+  | {
+      verdict: "refuse";
+      outcome: Extract<CallOutcome, { type: "error" }>;
+      rejection: { name: string; message: string };
+    };
+
+/**
+ * The gateway's check before anything is recorded as sent or anyone is asked: the capability (apps.use,
+ * the tool's policy; a vault reference always asks) and the vault rule (the references must be usable by
+ * this person and allowed for this tool), so nobody approves a call that would then fail VaultDenied.
+ * A call without references needs no vault read; an allowed call with references is checked again when
+ * its secrets are put in (`performAppCall`), since the vault may change while a person decides.
+ */
+export async function checkCall(
+  platform: Platform,
+  principal: Principal,
+  entry: ToolEntry,
+  argsJson: string,
+): Promise<CallCheck> {
+  const verdict = checkAppCall(principal, entry, argsJson);
+  if (verdict.verdict === "deny") {
+    const outcome: Extract<CallOutcome, { type: "error" }> = {
+      type: "error",
+      name: "AppCallDenied",
+      message: verdict.message,
+      details: { binding: entry.binding },
+    };
+    return { verdict: "refuse", outcome, rejection: { name: "AppCallDenied", message: verdict.message } };
+  }
+  if (verdict.verdict === "allow") return verdict;
+  const refusal = await vaultRefusal(platform, argsJson, entry, principal);
+  if (refusal) {
+    const outcome: Extract<CallOutcome, { type: "error" }> = {
+      type: "error",
+      name: "VaultDenied",
+      message: `${refusal} Nothing was sent.`,
+      details: { binding: entry.binding },
+    };
+    return { verdict: "refuse", outcome, rejection: { name: "VaultDenied", message: refusal } };
+  }
+  return verdict;
+}
+
+export function failedOutcome(reason: string, message: string): CallOutcome {
+  return { type: "error", name: "AppCallFailed", message, details: { reason } };
+}
+
+/**
+ * One App operation: recorded as Running before it is sent and with its outcome after, so a crash in
+ * between leaves a visible Unknown, never a silent resend. Used by programs, direct tool calls and pages
+ * alike. `principal`: whose vault rights apply. What comes back (result, error text, an App's question)
+ * is redacted against every secret in the vault before it is stored, logged or returned.
+ */
+export async function performAppCall(
+  platform: Platform,
+  call: {
+    chatId: string | null;
+    runId: string | null;
+    index: number | null;
+    entry: ToolEntry;
+    argsJson: string;
+    principal: Principal;
+  },
+): Promise<{ outcome: CallOutcome; operationId: string }> {
+  const { db } = platform;
+  let substituted: Substituted;
+  try {
+    substituted = await substituteSecrets(platform, call.argsJson, call.entry, call.principal);
+  } catch (error) {
+    if (!isVaultDeniedError(error)) throw error;
+    const outcome: CallOutcome = {
+      type: "error",
+      name: "VaultDenied",
+      message: `${error.message} Nothing was sent.`,
+      details: { binding: call.entry.binding },
+    };
+    return { outcome, operationId: "" };
+  }
+  const opId = `op_${randomUUID()}`;
+  const sealOp = (field: string, value: unknown) =>
+    platform.seal(`app_operations:${opId}:${field}`, JSON.stringify(value));
+  await db.query(
+    `insert into app_operations (id, execution_id, chat_id, run_id, call_index, connection_id, tool, status, args_enc, started_at)
+     values ($1, $2, $3, $4, $5, $6, $7, 'Running', $8, $9)`,
+    [
+      opId,
+      `exe_${randomUUID()}`,
+      call.chatId,
+      call.runId,
+      call.index,
+      call.entry.connectionId,
+      call.entry.name,
+      sealOp("args", call.argsJson),
+      Date.now(),
+    ],
+  );
+  if (call.runId !== null) {
+    await db.query("update code_run_calls set operation_id = $1 where run_id = $2 and idx = $3", [
+      opId,
+      call.runId,
+      call.index,
+    ]);
+  }
+  let outcome: CallOutcome;
+  let stored: unknown;
+  let status: "Completed" | "Failed";
+  let errorReason: string | null = null;
+  const secrets = [...substituted.secrets, ...(await knownSecrets(platform))];
+  try {
+    const result = redact(await platform.apps.call(call.entry, substituted.args), secrets);
+    const resultJson = JSON.stringify(result);
+    if (resultJson.length > MAX_CALL_JSON)
+      throw new AppCallError("tool_error", `The result is larger than ${MAX_CALL_JSON} bytes.`);
+    outcome = { type: "ok", resultJson };
+    stored = result;
+    status = "Completed";
+  } catch (error: unknown) {
+    // The registry lives in another module graph in the build: its errors are told apart by their tag.
+    const raw = isAppCallError(error) ? error : undefined;
+    const known = raw
+      ? new AppCallError(raw.reason, redact(raw.message, secrets), redact(raw.result, secrets), raw.input)
+      : undefined;
+    if (known?.reason === "input_required" && known.input) {
+      const question = {
+        message: redact(known.input.message, secrets),
+        requestedSchema: redact(known.input.requestedSchema, secrets),
+        binding: call.entry.binding,
+      };
+      await db.query(
+        "update app_operations set status = 'InputRequired', input_id = $1, input_enc = $2 where id = $3",
+        [known.input.id, sealOp("input", question), opId],
+      );
+      platform.track(settleInput(platform, opId, known.input.result, secrets));
+      platform.events.emit("run", { runId: call.runId, chatId: call.chatId });
+      const outcome: CallOutcome = {
+        type: "error",
+        name: "AppInputRequired",
+        message: `${call.entry.binding} needs a person's input: answer App operation ${opId} outside the program.`,
+        details: { operationId: opId, message: question.message },
+      };
+      return { outcome, operationId: opId };
+    }
+    const reason = known?.reason ?? "unavailable";
+    const message = known?.message ?? "The App could not be reached.";
+    const where = { runId: call.runId, index: call.index, operationId: opId };
+    if (known) logOutcome("app_call_failed", `AppCallError:${reason}`, where);
+    else logFailure("app_call_failed", redactError(error, secrets), where);
+    const details: Record<string, unknown> = { reason };
+    if (known?.result !== undefined) details.result = known.result;
+    outcome = { type: "error", name: "AppCallFailed", message, details };
+    stored = { error: { name: "AppCallFailed", message, details } };
+    status = "Failed";
+    errorReason = reason;
+  }
+  await db.query(
+    "update app_operations set status = $1, result_enc = $2, error_reason = $3, finished_at = $4 where id = $5",
+    [status, sealOp("result", stored), errorReason, Date.now(), opId],
+  );
+  return { outcome, operationId: opId };
+}
+
+/** When the person's answer to an App's question arrives, the App operation gets its final result. */
+async function settleInput(
+  platform: Platform,
+  opId: string,
+  result: Promise<unknown>,
+  secrets: Substituted["secrets"],
+): Promise<void> {
+  let status = "Completed";
+  let stored: unknown;
+  let reason: string | null = null;
+  try {
+    stored = redact(await result, secrets);
+  } catch (error) {
+    status = "Failed";
+    reason = isAppCallError(error) ? error.reason : "unavailable";
+    const message = isAppCallError(error) ? redact(error.message, secrets) : "The App call failed.";
+    stored = { error: { name: "AppCallFailed", message, details: { reason } } };
+  }
+  const rows = await platform.db.query<{ chat_id: string | null; run_id: string | null }>(
+    "update app_operations set status = $1, result_enc = $2, error_reason = $3, finished_at = $4 where id = $5 returning chat_id, run_id",
+    [status, platform.seal(`app_operations:${opId}:result`, JSON.stringify(stored)), reason, Date.now(), opId],
+  );
+  platform.events.emit("run", { runId: rows[0]?.run_id ?? null, chatId: rows[0]?.chat_id });
+}

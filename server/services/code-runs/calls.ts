@@ -1,0 +1,60 @@
+/**
+ * One nested call of a running program: the journal says what it gets from the record (`decideCall`); a
+ * new call passes the gateway's check (app-calls.ts); a call that needs a person becomes a decision
+ * (decisions.ts) and pauses; a call that may go is sent through the gateway and its outcome recorded.
+ */
+import "server-only";
+import type { CallRequest, HostCallAnswer } from "@/contracts/engine";
+import { checkCall, performAppCall } from "../app-calls";
+import { requirePermission } from "../auth";
+import type { ServiceContext } from "../context";
+import { requestDecision } from "../decisions";
+import { decideCall, markWaiting, recordOutcome } from "./journal";
+import { open } from "./rows";
+
+/**
+ * One nested call of a running program. The answer is the call's outcome (sent now or replayed from
+ * the record), a pause for a decision, or a stop.
+ */
+export async function handleCall(
+  ctx: ServiceContext,
+  runId: string,
+  attempt: number,
+  call: CallRequest,
+): Promise<HostCallAnswer> {
+  const step = await decideCall(ctx, runId, attempt, call);
+  if (step.type === "answer") return step.outcome;
+  if (step.type !== "send") return step;
+  const { run, entry, argsJson } = step;
+  const principal = requirePermission(ctx.principal, "apps.use");
+  if (step.fresh) {
+    const check = await checkCall(ctx.platform, principal, entry, argsJson);
+    if (check.verdict === "refuse") return recordOutcome(ctx, runId, call.index, check.outcome, check.rejection);
+    if (check.verdict === "ask") {
+      const code = open<string>(ctx, "code_runs", run.id, "code", run.code_enc);
+      const toolCallId = run.call_id ?? run.id;
+      const decisionId = await requestDecision(ctx.platform, {
+        chatId: run.chat_id,
+        runId: run.id,
+        index: call.index,
+        toolCallId,
+        callId: `${toolCallId}:${call.index}`,
+        entry,
+        argsJson,
+        capability: check.capability,
+        code,
+      });
+      await markWaiting(ctx, run, call.index, decisionId);
+      return { type: "pause" };
+    }
+  }
+  const { outcome } = await performAppCall(ctx.platform, {
+    chatId: run.chat_id,
+    runId: run.id,
+    index: call.index,
+    entry,
+    argsJson,
+    principal,
+  });
+  return recordOutcome(ctx, run.id, call.index, outcome, null);
+}

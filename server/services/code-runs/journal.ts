@@ -1,0 +1,369 @@
+/**
+ * The journal: a run's calls and the end of its attempts, and nothing else. `decideCall` says what a
+ * nested call gets (an answer from the record, a send, a pause, or a stop) from the record alone; it never
+ * calls an App, asks a person or starts a model turn. Subscribers of the events it emits do that.
+ */
+import "server-only";
+import type { CodeRunRecord, CodeRunResult, CodeRunStatus, RunTicket } from "@/contracts/code-run";
+import type {
+  CallOutcome,
+  CallRequest,
+  EngineLimits,
+  FailureReason,
+  RecordedCall,
+  RunOutcome,
+} from "@/contracts/engine";
+import { CANONICAL_MAX_DEPTH, canonicalJson, utf8Length } from "@/worker/canonical-json";
+import type { ToolEntry } from "../../apps/registry";
+import { sha256 } from "../../crypto";
+import { logOutcome } from "../../log";
+import type { Platform } from "../../platform";
+import { failedOutcome } from "../app-calls";
+import type { ServiceContext } from "../context";
+import { decisionStatus } from "../decisions";
+import { AppError } from "../errors";
+import { getRun } from "./records";
+import { type CallRow, open, type RunRow, runForHost, seal } from "./rows";
+
+const SAFE_MESSAGES: Record<FailureReason, string> = {
+  Error: "The program threw an error it did not catch.",
+  Timeout: "The program used all of its time.",
+  Memory: "The program used all of its memory.",
+  OutputTooLarge: "The program returned more data than outputBytes allows.",
+  ReplayMismatch: "The program made a different call than in its earlier run.",
+  Cancelled: "The program was stopped.",
+  Unavailable: "OpenBot could not run or store the program, or Code Mode is off.",
+  Interrupted: "The program's caller or a stored step is gone.",
+};
+
+/** The recorded outcomes of a run and the order they completed in: what a re-run replays. */
+export async function replayLog(ctx: ServiceContext, runId: string): Promise<RunTicket["input"]["replay"]> {
+  const rows = await ctx.platform.db.query<CallRow>(
+    "select * from code_run_calls where run_id = $1 and outcome_enc is not null order by idx",
+    [runId],
+  );
+  if (rows.length === 0) return undefined;
+  const calls: RecordedCall[] = rows.map((r) => ({
+    index: r.idx,
+    binding: r.binding,
+    argsJson: open<string>(ctx, "code_run_calls", `${runId}:${r.idx}`, "args", r.args_enc),
+    outcome: open<CallOutcome>(ctx, "code_run_calls", `${runId}:${r.idx}`, "outcome", r.outcome_enc!),
+  }));
+  const completionOrder = [...rows].sort((a, b) => (a.completed_seq ?? 0) - (b.completed_seq ?? 0)).map((r) => r.idx);
+  return { calls, completionOrder };
+}
+
+/** Stores a call's outcome with its place in the completion order. */
+export async function recordOutcome(
+  ctx: ServiceContext,
+  runId: string,
+  index: number,
+  outcome: CallOutcome,
+  rejection: { name: string; message: string } | null,
+): Promise<CallOutcome> {
+  const { db } = ctx.platform;
+  const [seq] = await db.query<{ completions: number }>(
+    "update code_runs set completions = completions + 1, updated_at = $2 where id = $1 returning completions",
+    [runId, Date.now()],
+  );
+  await db.query(
+    "update code_run_calls set outcome_enc = $1, completed_seq = $2, rejection = $3 where run_id = $4 and idx = $5",
+    [
+      seal(ctx, "code_run_calls", `${runId}:${index}`, "outcome", outcome),
+      seq?.completions ?? 0,
+      rejection ? JSON.stringify(rejection) : null,
+      runId,
+      index,
+    ],
+  );
+  ctx.platform.events.emit("run", { runId });
+  return outcome;
+}
+
+/** Stores the end of an attempt as its host reports it. */
+export async function finishRun(
+  ctx: ServiceContext,
+  runId: string,
+  attempt: number,
+  outcome: RunOutcome & { completionOrder?: number[] },
+): Promise<CodeRunRecord> {
+  const { run } = await runForHost(ctx, runId, attempt);
+  await checkOutcomeBounds(ctx, run, outcome);
+  if (outcome.completionOrder?.length) await storeCompletionOrder(ctx, runId, outcome.completionOrder);
+  if (run.status !== "Running") return getRun(ctx, runId);
+  if (outcome.status === "completed") {
+    const limits = JSON.parse(run.limits) as EngineLimits;
+    if (new TextEncoder().encode(outcome.valueJson).length > limits.outputBytes) {
+      await failRun(
+        ctx,
+        runId,
+        "OutputTooLarge",
+        `The value is larger than outputBytes (${limits.outputBytes}).`,
+        outcome.logs,
+      );
+    } else {
+      const value: unknown =
+        outcome.valueJson === undefined || outcome.valueJson === "" ? null : JSON.parse(outcome.valueJson);
+      const result: CodeRunResult = { _tag: "Completed", value, logs: outcome.logs, output: outcome.output };
+      await ctx.platform.db.query(
+        "update code_runs set status = 'Completed', result_enc = $1, updated_at = $2 where id = $3 and status = 'Running'",
+        [seal(ctx, "code_runs", runId, "result", result), Date.now(), runId],
+      );
+      reportLater(ctx.platform, runId);
+    }
+  } else if (outcome.status === "failed") {
+    await failRun(ctx, runId, outcome.reason, outcome.message, outcome.logs);
+  } else {
+    await ctx.platform.db.query(
+      "update code_runs set status = 'Waiting', updated_at = $1 where id = $2 and status = 'Running'",
+      [Date.now(), runId],
+    );
+  }
+  ctx.platform.events.emit("run", { runId });
+  return getRun(ctx, runId);
+}
+
+/** A run ended: subscribers (the agent posts it into the chat when its turn moved on) take it from here. */
+function reportLater(platform: Platform, runId: string): void {
+  platform.events.emit("run-settled", { runId });
+}
+
+/** Room for the engine's "[log output truncated …]" line beyond outputBytes. */
+const LOG_NOTE_BYTES = 256;
+
+/**
+ * What a host reports can be no bigger than what this run can have: no more completions than its
+ * calls, logs and output within its own outputBytes (each line or item counts at least one byte, as the
+ * engine counts them). A host that sends more is refused before anything is stored.
+ */
+async function checkOutcomeBounds(
+  ctx: ServiceContext,
+  run: RunRow,
+  outcome: RunOutcome & { completionOrder?: number[] },
+): Promise<void> {
+  const { outputBytes } = JSON.parse(run.limits) as EngineLimits;
+  const refuse = (field: string, message: string): never => {
+    throw new AppError("BAD_REQUEST", `outcome.${field}: ${message}`, {
+      fields: [{ field: `outcome.${field}`, message }],
+    });
+  };
+  const order = outcome.completionOrder ?? [];
+  if (order.length > 0) {
+    const [row] = await ctx.platform.db.query<{ n: string | number }>(
+      "select count(*) as n from code_run_calls where run_id = $1",
+      [run.id],
+    );
+    const calls = Number(row?.n ?? 0);
+    if (order.length > calls) refuse("completionOrder", `has ${order.length} entries, but the run made ${calls} calls`);
+  }
+  if (outcome.logs.length > outputBytes + 1)
+    refuse("logs", `has ${outcome.logs.length} lines, more than outputBytes (${outputBytes}) allows`);
+  let logBytes = 0;
+  for (const line of outcome.logs) logBytes += Math.max(1, utf8Length(line.text));
+  if (logBytes > outputBytes + LOG_NOTE_BYTES)
+    refuse("logs", `hold ${logBytes} bytes, more than outputBytes (${outputBytes}) allows`);
+  if (outcome.output.length > outputBytes)
+    refuse("output", `has ${outcome.output.length} items, more than outputBytes (${outputBytes}) allows`);
+  let outBytes = 0;
+  for (const item of outcome.output) {
+    outBytes += Math.max(
+      1,
+      utf8Length(item.type === "text" ? item.text : (JSON.stringify(item.value ?? null) ?? "null")),
+    );
+    if (outBytes > outputBytes) refuse("output", `holds more than outputBytes (${outputBytes}) allows`);
+  }
+}
+
+/**
+ * The order in which outcomes reached the program (the engine reports it) replaces the order the
+ * server stored them in: answers crossing a network can arrive in another order than they were stored.
+ * One statement, whatever the length (PGlite serialises every query, so one per entry stalls everyone).
+ */
+async function storeCompletionOrder(ctx: ServiceContext, runId: string, order: number[]): Promise<void> {
+  const indexes = [...new Set(order)];
+  const seqs = indexes.map((_, i) => i + 1);
+  await ctx.platform.db.query(
+    `update code_run_calls c set completed_seq = o.seq
+     from unnest($2::int[], $3::int[]) as o(idx, seq)
+     where c.run_id = $1 and c.idx = o.idx and c.outcome_enc is not null`,
+    [runId, indexes, seqs],
+  );
+}
+
+/** Ends a run as Failed. The message stays in the (encrypted) record; the log gets only the error id and reason. */
+export async function failRun(
+  ctx: ServiceContext,
+  runId: string,
+  reason: FailureReason,
+  message: string,
+  logs: RunOutcome["logs"],
+): Promise<void> {
+  const errorId = logOutcome("code_run_failed", reason, { runId });
+  ctx.platform.events.emit("run", { runId });
+  const status: CodeRunStatus = reason === "Cancelled" ? "Cancelled" : "Failed";
+  const result: CodeRunResult = { _tag: "Failed", reason, errorId, message: message || SAFE_MESSAGES[reason], logs };
+  await ctx.platform.db.query(
+    `update code_runs set status = $1, failure_reason = $2, error_id = $3, result_enc = $4, updated_at = $5
+     where id = $6 and status in ('Queued', 'Running', 'Waiting')`,
+    [status, reason, errorId, seal(ctx, "code_runs", runId, "result", result), Date.now(), runId],
+  );
+  reportLater(ctx.platform, runId);
+}
+
+/**
+ * Largest argument JSON of one call, on every host alike: below the default request body limit
+ * (OPENBOT_MAX_BODY_BYTES, 4 MiB) with room for the call's envelope, so a page's call is refused with the
+ * same clear message as a server run's rather than a 413.
+ */
+const MAX_ARGS_JSON = 3 * 1024 * 1024;
+
+/**
+ * What a nested call gets, from the record alone:
+ * - `answer`: an outcome without sending anything (recorded earlier, a denial recorded now, bad arguments);
+ * - `send`: send it now: a call the record did not have (`fresh`: it still has to pass the capability
+ *   check) or one a person allowed;
+ * - `pause`: it waits for a person's decision;
+ * - `stop`: the attempt ends (the run is over, a replay mismatch, an outcome that is unknown).
+ * A fresh call is recorded here (its index, binding, source and sealed arguments) before anything is sent.
+ */
+export type CallStep =
+  | { type: "answer"; outcome: CallOutcome }
+  | { type: "send"; fresh: boolean; run: RunRow; entry: ToolEntry; argsJson: string }
+  | { type: "pause" }
+  | { type: "stop"; reason: Extract<FailureReason, "ReplayMismatch" | "Cancelled" | "Unavailable">; message: string };
+
+export async function decideCall(
+  ctx: ServiceContext,
+  runId: string,
+  attempt: number,
+  call: CallRequest,
+): Promise<CallStep> {
+  const { run, principal } = await runForHost(ctx, runId, attempt);
+  if (run.status !== "Running" && run.status !== "Waiting") {
+    return { type: "stop", reason: "Cancelled", message: `The run is ${run.status}, not running.` };
+  }
+  if (call.argsJson.length > MAX_ARGS_JSON) {
+    return answer(failedOutcome("invalid_arguments", `The arguments are larger than ${MAX_ARGS_JSON} bytes.`));
+  }
+  let argsJson: string;
+  try {
+    argsJson = canonicalJson(call.argsJson);
+  } catch (error) {
+    const message =
+      error instanceof RangeError
+        ? `The arguments are nested deeper than ${CANONICAL_MAX_DEPTH} levels, the most a call can carry.`
+        : "The arguments are not JSON.";
+    return answer(failedOutcome("invalid_arguments", message));
+  }
+  const digest = sha256(`${call.binding}\n${argsJson}`);
+  const existing = await readCall(ctx, runId, call.index);
+  if (existing) return recordedStep(ctx, run, principal.permissions.has("apps.use"), existing, call, digest, argsJson);
+
+  const bindings = JSON.parse(run.bindings) as string[];
+  const entry = bindings.includes(call.binding) ? ctx.platform.apps.resolve(call.binding) : undefined;
+  const source = entry
+    ? { connectionId: entry.connectionId, connectionName: entry.connectionName, name: entry.name }
+    : { connectionId: "", connectionName: "", name: call.binding };
+  const rowId = `${runId}:${call.index}`;
+  const inserted = await ctx.platform.db.query(
+    `insert into code_run_calls (run_id, idx, binding, source, args_enc, args_digest, created_at)
+     values ($1, $2, $3, $4, $5, $6, $7) on conflict (run_id, idx) do nothing returning idx`,
+    [
+      runId,
+      call.index,
+      call.binding,
+      JSON.stringify(source),
+      seal(ctx, "code_run_calls", rowId, "args", argsJson),
+      digest,
+      Date.now(),
+    ],
+  );
+  if (inserted.length === 0) {
+    // The same call arrived twice at once (a re-send): the first one owns it.
+    const first = (await readCall(ctx, runId, call.index))!;
+    return recordedStep(ctx, run, principal.permissions.has("apps.use"), first, call, digest, argsJson);
+  }
+  if (!entry) {
+    const message = `${call.binding} is not available now.`;
+    const outcome = failedOutcome("unavailable", message);
+    return answer(await recordOutcome(ctx, runId, call.index, outcome, { name: "AppCallFailed", message }));
+  }
+  return { type: "send", fresh: true, run, entry, argsJson };
+}
+
+const answer = (outcome: CallOutcome): CallStep => ({ type: "answer", outcome });
+
+async function readCall(ctx: ServiceContext, runId: string, index: number): Promise<CallRow | undefined> {
+  const rows = await ctx.platform.db.query<CallRow>("select * from code_run_calls where run_id = $1 and idx = $2", [
+    runId,
+    index,
+  ]);
+  return rows[0];
+}
+
+/**
+ * A call the record already has at this index: it must be the same call (else ReplayMismatch, nothing
+ * sent). Its stored outcome is the answer without contacting the App; a call a person allowed is sent now
+ * (once), one they denied is answered AppCallDenied (recorded now); a call still waiting pauses again; a
+ * call sent without a recorded outcome is never sent again blindly.
+ */
+async function recordedStep(
+  ctx: ServiceContext,
+  run: RunRow,
+  mayUseApps: boolean,
+  existing: CallRow,
+  call: CallRequest,
+  digest: string,
+  argsJson: string,
+): Promise<CallStep> {
+  if (existing.args_digest !== digest) {
+    const message = `Call ${call.index} is ${call.binding} with other arguments than the recorded ${existing.binding} call; nothing was sent.`;
+    await failRun(ctx, run.id, "ReplayMismatch", message, []);
+    return { type: "stop", reason: "ReplayMismatch", message };
+  }
+  if (existing.outcome_enc)
+    return answer(open<CallOutcome>(ctx, "code_run_calls", `${run.id}:${call.index}`, "outcome", existing.outcome_enc));
+  if (existing.operation_id) {
+    const message = `Call ${call.index} (${call.binding}) was sent, but its outcome is unknown; it was not sent again.`;
+    return { type: "stop", reason: "Unavailable", message };
+  }
+  const decision = existing.decision_id ? await decisionStatus(ctx.platform.db, existing.decision_id) : null;
+  if (decision === "pending") return { type: "pause" };
+  if (decision === "denied") {
+    const message = `${call.binding} was not allowed by the person deciding.`;
+    const outcome: CallOutcome = {
+      type: "error",
+      name: "AppCallDenied",
+      message,
+      details: { binding: call.binding, decisionId: existing.decision_id },
+    };
+    return answer(await recordOutcome(ctx, run.id, call.index, outcome, { name: "AppCallDenied", message }));
+  }
+  if (decision === "allowed") {
+    const entry = ctx.platform.apps.resolve(call.binding);
+    const source = JSON.parse(existing.source) as { connectionId: string; name: string };
+    if (!entry || entry.connectionId !== source.connectionId || entry.name !== source.name) {
+      const message = `${call.binding} changed while the run waited; nothing was sent.`;
+      await failRun(ctx, run.id, "ReplayMismatch", message, []);
+      return { type: "stop", reason: "ReplayMismatch", message };
+    }
+    if (!mayUseApps) return { type: "stop", reason: "Cancelled", message: "The caller lost apps.use." };
+    return { type: "send", fresh: false, run, entry, argsJson };
+  }
+  return { type: "stop", reason: "Unavailable", message: `Call ${call.index} has no stored outcome.` };
+}
+
+/** A call that waits for decision `decisionId`: linked to it, and the run is Waiting. */
+export async function markWaiting(ctx: ServiceContext, run: RunRow, index: number, decisionId: string): Promise<void> {
+  const { db } = ctx.platform;
+  await db.query("update code_run_calls set decision_id = $1 where run_id = $2 and idx = $3", [
+    decisionId,
+    run.id,
+    index,
+  ]);
+  await db.query(
+    "update code_runs set status = 'Waiting', updated_at = $1 where id = $2 and status in ('Running', 'Waiting')",
+    [Date.now(), run.id],
+  );
+  ctx.platform.events.emit("run", { runId: run.id, chatId: run.chat_id });
+}

@@ -1,0 +1,81 @@
+/** The read model: a run's record as callers see it (code, calls with their App operations, result). */
+import "server-only";
+import type { CodeRunCallView, CodeRunRecord, CodeRunResult } from "@/contracts/code-run";
+import type { Platform } from "../../platform";
+import { requirePermission } from "../auth";
+import { readableChat } from "../chats";
+import type { ServiceContext } from "../context";
+import { AppError } from "../errors";
+import { type CallRow, type OperationRow, open, type RunRow } from "./rows";
+
+/** The record, if the caller has apps.use and may read the run's chat now. */
+export async function getRun(ctx: ServiceContext, runId: string): Promise<CodeRunRecord> {
+  const p = requirePermission(ctx.principal, "apps.use");
+  const run = (await ctx.platform.db.query<RunRow>("select * from code_runs where id = $1", [runId]))[0];
+  if (!run) throw new AppError("NOT_FOUND", "No such code run.");
+  await readableChat(ctx.platform.db, p, run.chat_id).catch(() => {
+    throw new AppError("NOT_FOUND", "No such code run.");
+  });
+  return toRecord(ctx, run);
+}
+
+/** The record for the server's own use (no caller): posting late results, recovery. */
+export async function readRecordInternal(platform: Platform, runId: string): Promise<CodeRunRecord | null> {
+  const run = (await platform.db.query<RunRow>("select * from code_runs where id = $1", [runId]))[0];
+  return run ? toRecord({ platform, principal: null }, run) : null;
+}
+
+export async function listRuns(ctx: ServiceContext, chatId: string): Promise<CodeRunRecord[]> {
+  const p = requirePermission(ctx.principal, "apps.use");
+  await readableChat(ctx.platform.db, p, chatId);
+  const rows = await ctx.platform.db.query<RunRow>(
+    "select * from code_runs where chat_id = $1 order by created_at, id",
+    [chatId],
+  );
+  return Promise.all(rows.map((r) => toRecord(ctx, r)));
+}
+
+async function toRecord(ctx: ServiceContext, run: RunRow): Promise<CodeRunRecord> {
+  const { db } = ctx.platform;
+  const calls = await db.query<CallRow>("select * from code_run_calls where run_id = $1 order by idx", [run.id]);
+  const ops = await db.query<OperationRow>(
+    "select id, execution_id, status, result_enc, started_at, finished_at from app_operations where run_id = $1",
+    [run.id],
+  );
+  const opById = new Map(ops.map((o) => [o.id, o]));
+  return {
+    id: run.id,
+    executionId: run.execution_id,
+    chat: run.chat_id,
+    session: run.chat_id,
+    turn: run.turn_id,
+    callId: run.call_id,
+    status: run.status,
+    language: run.language,
+    code: open<string>(ctx, "code_runs", run.id, "code", run.code_enc),
+    reason: open<string>(ctx, "code_runs", run.id, "reason", run.reason_enc),
+    calls: calls.map((c) => {
+      const op = c.operation_id ? opById.get(c.operation_id) : undefined;
+      return {
+        index: c.idx,
+        binding: c.binding,
+        source: JSON.parse(c.source) as CodeRunCallView["source"],
+        arguments: JSON.parse(open<string>(ctx, "code_run_calls", `${run.id}:${c.idx}`, "args", c.args_enc)) as unknown,
+        app: op
+          ? {
+              id: op.id,
+              executionId: op.execution_id,
+              status: op.status,
+              result: op.result_enc ? open<unknown>(ctx, "app_operations", op.id, "result", op.result_enc) : null,
+              startedAt: Number(op.started_at),
+              finishedAt: op.finished_at === null ? null : Number(op.finished_at),
+            }
+          : null,
+        rejection: c.rejection ? (JSON.parse(c.rejection) as { name: string; message: string }) : null,
+      };
+    }),
+    result: run.result_enc ? open<CodeRunResult>(ctx, "code_runs", run.id, "result", run.result_enc) : null,
+    createdAt: Number(run.created_at),
+    updatedAt: Number(run.updated_at),
+  };
+}

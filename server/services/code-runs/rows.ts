@@ -1,0 +1,87 @@
+/**
+ * The stored shape of runs and their calls, and the two reads every part of the journal starts from.
+ * Code, arguments, results and logs are stored encrypted: `seal`/`open` bind each value to its row and column.
+ */
+import "server-only";
+import type { AppOperationView, CodeRunStatus } from "@/contracts/code-run";
+import type { FailureReason } from "@/contracts/engine";
+import { type Principal, requirePermission } from "../auth";
+import { ownedChat } from "../chats";
+import type { ServiceContext } from "../context";
+import { AppError } from "../errors";
+
+export interface RunRow {
+  id: string;
+  execution_id: string;
+  chat_id: string;
+  turn_id: string | null;
+  call_id: string | null;
+  created_by: string;
+  api_key_id: string | null;
+  status: CodeRunStatus;
+  language: "javascript" | "typescript";
+  code_enc: string;
+  reason_enc: string;
+  run_time: string | number;
+  seed: string | number;
+  limits: string;
+  bindings: string;
+  vault_names: string | null;
+  attempt: number;
+  host: string;
+  result_enc: string | null;
+  failure_reason: FailureReason | null;
+  error_id: string | null;
+  created_at: string | number;
+  updated_at: string | number;
+}
+
+export interface CallRow {
+  run_id: string;
+  idx: number;
+  binding: string;
+  source: string;
+  args_enc: string;
+  args_digest: string;
+  operation_id: string | null;
+  outcome_enc: string | null;
+  rejection: string | null;
+  completed_seq: number | null;
+  decision_id: string | null;
+}
+
+export interface OperationRow {
+  id: string;
+  execution_id: string;
+  status: AppOperationView["status"];
+  result_enc: string | null;
+  started_at: string | number;
+  finished_at: string | number | null;
+}
+
+export const seal = (ctx: ServiceContext, table: string, id: string, column: string, value: unknown) =>
+  ctx.platform.seal(`${table}:${id}:${column}`, JSON.stringify(value));
+export const open = <T>(ctx: ServiceContext, table: string, id: string, column: string, value: string): T =>
+  JSON.parse(ctx.platform.open(`${table}:${id}:${column}`, value)) as T;
+
+export async function loadRun(ctx: ServiceContext, runId: string): Promise<RunRow> {
+  const rows = await ctx.platform.db.query<RunRow>("select * from code_runs where id = $1", [runId]);
+  if (!rows[0]) throw new AppError("NOT_FOUND", "No such code run.");
+  return rows[0];
+}
+
+/** The run if the caller may act on it: apps.use and the right to run programs in its chat now. */
+export async function runForHost(
+  ctx: ServiceContext,
+  runId: string,
+  attempt: number,
+): Promise<{ run: RunRow; principal: Principal }> {
+  const principal = requirePermission(ctx.principal, "apps.use");
+  const run = await loadRun(ctx, runId);
+  await ownedChat(ctx.platform.db, principal, run.chat_id).catch(() => {
+    throw new AppError("NOT_FOUND", "No such code run.");
+  });
+  if (run.attempt !== attempt)
+    throw new AppError("CONFLICT", `This is attempt ${attempt}; the run is at attempt ${run.attempt}.`);
+  return { run, principal };
+}

@@ -1,0 +1,295 @@
+/**
+ * A run's life: start, the ticket a host runs an attempt from, claims, the server runner (with admission),
+ * re-runs after a decision, cancel. The server is the source of truth for the run's time, seed, limits,
+ * bindings and replay log, so any host (the page's worker or the server runner) behaves the same.
+ */
+import "server-only";
+import { randomInt, randomUUID } from "node:crypto";
+import { type CodeRunRecord, type RunTicket, startRunInput } from "@/contracts/code-run";
+import type { EngineLimits, HostCallAnswer } from "@/contracts/engine";
+import { logEvent, logFailure } from "../../log";
+import type { Platform } from "../../platform";
+import type { RunPass } from "../../run-admission";
+import { principalFromKeyId, requirePermission } from "../auth";
+import { ownedChat, touchChat } from "../chats";
+import type { ServiceContext } from "../context";
+import { AppError, invalidInput } from "../errors";
+import { readSettings } from "../settings";
+import { transpileTypeScript } from "../transpile";
+import { vaultNames } from "../vault";
+import { handleCall } from "./calls";
+import { failRun, finishRun, replayLog } from "./journal";
+import { getRun } from "./records";
+import { loadRun, open, type RunRow, runForHost, seal } from "./rows";
+
+/** Creates a run and hands back what a host needs to run its first attempt. */
+export async function startRun(
+  ctx: ServiceContext,
+  input: unknown,
+  host: "browser" | "server",
+  links: { turnId?: string; callId?: string } = {},
+): Promise<{ ticket: RunTicket | null; record: CodeRunRecord }> {
+  const p = requirePermission(ctx.principal, "apps.use");
+  const parsed = startRunInput.safeParse(input);
+  if (!parsed.success) throw invalidInput(parsed.error.issues);
+  const { chatId, code, reason, language } = parsed.data;
+  const { db } = ctx.platform;
+  await ownedChat(db, p, chatId);
+  const settings = await readSettings(db);
+  const limits: EngineLimits = {
+    timeoutMs: settings.codeMode.timeoutMs,
+    memoryMb: settings.codeMode.memoryMb,
+    outputBytes: settings.codeMode.outputBytes,
+    maxPendingCalls: settings.codeMode.maxPendingCalls,
+  };
+  const bindings = ctx.platform.apps.tools().map((t) => t.binding);
+  const id = `run_${randomUUID()}`;
+  const now = Date.now();
+  const time = now;
+  const seed = randomInt(1, 2 ** 31 - 1);
+  await db.query(
+    `insert into code_runs (id, execution_id, chat_id, created_by, api_key_id, status, language, code_enc, reason_enc,
+       run_time, seed, limits, bindings, host, created_at, updated_at, turn_id, call_id, claimed_at, vault_names)
+     values ($1, $2, $3, $4, $14, 'Running', $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $15, $16, $17, $18)`,
+    [
+      id,
+      `exe_${randomUUID()}`,
+      chatId,
+      p.userId,
+      language,
+      seal(ctx, "code_runs", id, "code", code),
+      seal(ctx, "code_runs", id, "reason", reason),
+      time,
+      seed,
+      JSON.stringify(limits),
+      JSON.stringify(bindings),
+      host,
+      now,
+      p.keyId,
+      links.turnId ?? null,
+      links.callId ?? null,
+      links.turnId ? null : now,
+      JSON.stringify(await vaultNames(ctx.platform, p)),
+    ],
+  );
+  await touchChat(db, chatId);
+  ctx.platform.events.emit("run", { runId: id, chatId });
+  if (!settings.codeMode.enabled) {
+    await failRun(ctx, id, "Unavailable", "Code Mode is off: an admin can turn it on in Admin → Settings.", []);
+    return { ticket: null, record: await getRun(ctx, id) };
+  }
+  const ticket = await ticketFor(ctx, await loadRun(ctx, id));
+  return { ticket, record: await getRun(ctx, id) };
+}
+
+/** What a host needs to run the run's current attempt; null when the program cannot even start (the run is failed). */
+async function ticketFor(ctx: ServiceContext, run: RunRow): Promise<RunTicket | null> {
+  let js = open<string>(ctx, "code_runs", run.id, "code", run.code_enc);
+  if (run.language === "typescript") {
+    const out = await transpileTypeScript(js);
+    if (!out.ok) {
+      await failRun(ctx, run.id, "Error", out.message, []);
+      return null;
+    }
+    js = out.code;
+  }
+  return {
+    runId: run.id,
+    attempt: run.attempt,
+    input: {
+      code: js,
+      time: Number(run.run_time),
+      seed: Number(run.seed),
+      limits: JSON.parse(run.limits) as EngineLimits,
+      bindings: JSON.parse(run.bindings) as string[],
+      vaultNames: run.vault_names
+        ? (JSON.parse(run.vault_names) as string[])
+        : ctx.principal
+          ? await vaultNames(ctx.platform, ctx.principal)
+          : [],
+      replay: await replayLog(ctx, run.id),
+    },
+  };
+}
+
+/**
+ * Runs the program again from the top on the server runner, once no decision of the run is pending.
+ * It acts as the API key that started the run; if that key is gone the run ends as Interrupted.
+ */
+export async function resumeRun(
+  platform: Platform,
+  runId: string,
+  from: { status: "Waiting" } | { status: "Running"; attempt: number } = { status: "Waiting" },
+): Promise<void> {
+  const { db } = platform;
+  const pending = await db.query("select 1 from decisions where run_id = $1 and status = 'pending'", [runId]);
+  if (pending.length) return;
+  const owner = (
+    await db.query<{ api_key_id: string | null }>("select api_key_id from code_runs where id = $1", [runId])
+  )[0];
+  const principal = owner?.api_key_id ? await principalFromKeyId(db, owner.api_key_id) : null;
+  const ctx: ServiceContext = { platform, principal };
+  if (!principal) {
+    await failRun(ctx, runId, "Interrupted", "The run's caller is gone, so it was not run again.", []);
+    return;
+  }
+  const rows =
+    from.status === "Waiting"
+      ? await db.query<RunRow>(
+          `update code_runs set attempt = attempt + 1, status = 'Running', host = 'server', claimed_at = $2, updated_at = $2
+           where id = $1 and status = 'Waiting' returning *`,
+          [runId, Date.now()],
+        )
+      : await db.query<RunRow>(
+          `update code_runs set attempt = attempt + 1, status = 'Running', host = 'server', claimed_at = $2, updated_at = $2
+           where id = $1 and status in ('Running', 'Queued') and attempt = $3 returning *`,
+          [runId, Date.now(), from.attempt],
+        );
+  if (!rows[0]) return;
+  platform.events.emit("run", { runId, chatId: rows[0].chat_id });
+  const ticket = await ticketFor(ctx, rows[0]);
+  if (ticket) await runTicketOnServer(ctx, ticket);
+}
+
+/**
+ * A host takes an attempt: only one (a page's worker, or the server when no page does) runs it.
+ * Returns false when another host already claimed it.
+ */
+export async function claimRun(platform: Platform, runId: string, attempt: number): Promise<boolean> {
+  const rows = await platform.db.query(
+    "update code_runs set claimed_at = $3, updated_at = $3 where id = $1 and attempt = $2 and claimed_at is null and status = 'Running' returning id",
+    [runId, attempt, Date.now()],
+  );
+  return rows.length > 0;
+}
+
+/** A page claims a turn's program to run it in its worker; null when another host already has it. */
+export async function claimForPage(ctx: ServiceContext, runId: string, attempt: number): Promise<RunTicket | null> {
+  const { run } = await runForHost(ctx, runId, attempt);
+  if (!(await claimRun(ctx.platform, runId, attempt))) return null;
+  ctx.platform.events.emit("run", { runId, chatId: run.chat_id });
+  return ticketFor(ctx, { ...run, claimed_at: Date.now() } as RunRow);
+}
+
+/**
+ * Runs a program on the server's runner (no browser) and answers with its record. The runner's slot is
+ * asked for before the run is created, so a refusal (the person's queue is full) leaves no run behind.
+ */
+export async function runOnServer(
+  ctx: ServiceContext,
+  input: unknown,
+  options: { onStarted?: (runId: string) => Promise<void> } = {},
+): Promise<CodeRunRecord> {
+  const p = requirePermission(ctx.principal, "apps.use");
+  const pass = await requestPass(ctx.platform, p.userId, true);
+  let handedOver = false;
+  try {
+    const { ticket, record } = await startRun(ctx, input, "server");
+    await options.onStarted?.(record.id);
+    if (!ticket) return record;
+    handedOver = true;
+    return await runTicketOnServer(ctx, ticket, pass);
+  } finally {
+    if (!handedOver) pass.release();
+  }
+}
+
+/**
+ * A slot in the server runner under the current settings (run-admission.ts). With `bounded`, a full
+ * queue is TOO_MANY_REQUESTS (429), made here from the admission's data.
+ */
+async function requestPass(platform: Platform, userId: string, bounded: boolean): Promise<RunPass> {
+  const { codeMode } = await readSettings(platform.db);
+  const answer = platform.admission.request(userId, codeMode, { bounded });
+  if (answer.refused) throw new AppError("TOO_MANY_REQUESTS", answer.message, answer.details);
+  return answer;
+}
+
+/**
+ * Runs one attempt on the server runner once admission lets it: until then the run is `Queued`. Every
+ * server-side start passes here (API runs, turns without a page, re-runs after a decision, takeovers).
+ * `admission`: a pass already taken; "bounded" (a person's request: a full queue fails the run with the
+ * refusal's message); "queue" (background work the server owes: always queues).
+ */
+export async function runTicketOnServer(
+  ctx: ServiceContext,
+  ticket: RunTicket,
+  admission: RunPass | "bounded" | "queue" = "queue",
+): Promise<CodeRunRecord> {
+  const controller = new AbortController();
+  ctx.platform.activeRuns.set(ticket.runId, controller);
+  let held: RunPass | undefined = typeof admission === "object" ? admission : undefined;
+  const leaveQueue = () => held?.release();
+  controller.signal.addEventListener("abort", leaveQueue, { once: true });
+  try {
+    if (!held) {
+      try {
+        held = await requestPass(ctx.platform, ctx.principal?.userId ?? "", admission === "bounded");
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== "TOO_MANY_REQUESTS") throw error;
+        await failRun(ctx, ticket.runId, "Unavailable", (error as Error).message, []);
+        return await getRun(ctx, ticket.runId);
+      }
+    }
+    if (!held.immediate) {
+      const { db, events } = ctx.platform;
+      await db.query("update code_runs set status = 'Queued' where id = $1 and status = 'Running' and attempt = $2", [
+        ticket.runId,
+        ticket.attempt,
+      ]);
+      events.emit("run", { runId: ticket.runId });
+      if (controller.signal.aborted || !(await held.admitted)) return await getRun(ctx, ticket.runId);
+      // Still this attempt and still queued (not cancelled, not taken over by another instance).
+      const rows = await db.query(
+        "update code_runs set status = 'Running', updated_at = $2 where id = $1 and status = 'Queued' and attempt = $3 returning id",
+        [ticket.runId, Date.now(), ticket.attempt],
+      );
+      if (!rows.length) return await getRun(ctx, ticket.runId);
+      events.emit("run", { runId: ticket.runId });
+    }
+    controller.signal.removeEventListener("abort", leaveQueue);
+    const outcome = await ctx.platform.runner.run(ticket.input, {
+      call: (req) =>
+        handleCall(ctx, ticket.runId, ticket.attempt, req).catch((error: unknown): HostCallAnswer => {
+          logFailure("code_run_call_failed", error, { runId: ticket.runId, index: req.index });
+          return { type: "stop", reason: "Unavailable", message: "OpenBot could not store this call." };
+        }),
+      onLog: (line) => ctx.platform.events.emit("run-log", { runId: ticket.runId, line }),
+      signal: controller.signal,
+    });
+    try {
+      return await finishRun(ctx, ticket.runId, ticket.attempt, outcome);
+    } catch (error) {
+      // The runner's own report out of bounds is a bug, but the run must still end.
+      if ((error as { code?: unknown }).code !== "BAD_REQUEST") throw error;
+      await failRun(
+        ctx,
+        ticket.runId,
+        "Unavailable",
+        `The runner's report was refused: ${(error as Error).message}`,
+        [],
+      );
+      return await getRun(ctx, ticket.runId);
+    }
+  } finally {
+    controller.signal.removeEventListener("abort", leaveQueue);
+    held?.release();
+    ctx.platform.activeRuns.delete(ticket.runId);
+  }
+}
+
+export async function cancelRun(ctx: ServiceContext, runId: string): Promise<CodeRunRecord> {
+  const principal = requirePermission(ctx.principal, "apps.use");
+  const run = await loadRun(ctx, runId);
+  await ownedChat(ctx.platform.db, principal, run.chat_id).catch(() => {
+    throw new AppError("NOT_FOUND", "No such code run.");
+  });
+  ctx.platform.activeRuns.get(runId)?.abort();
+  await failRun(ctx, runId, "Cancelled", "The program was stopped.", []);
+  await ctx.platform.db.query(
+    "update decisions set status = 'withdrawn', decided_at = $2 where run_id = $1 and status = 'pending'",
+    [runId, Date.now()],
+  );
+  logEvent("code_run_cancelled", { runId });
+  return getRun(ctx, runId);
+}

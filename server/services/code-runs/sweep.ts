@@ -1,0 +1,66 @@
+/** What a dead host left behind, finished on start and then periodically (boot.ts runs it). */
+import "server-only";
+import type { EngineLimits } from "@/contracts/engine";
+import type { Platform } from "../../platform";
+import { failRun } from "./journal";
+import type { RunRow } from "./rows";
+import { resumeRun } from "./runs";
+
+/** How long a run may go without any sign of its host before the server takes it over. */
+const STALE_GRACE_MS = 60_000;
+
+/**
+ * Finishes what a dead host left behind, on start and then periodically. An App operation still
+ * "Running" long past every call timeout was sent but never recorded: it becomes Unknown and is not
+ * sent again. A run whose host went silent (the tab closed, the process died) is continued by the
+ * server runner through replay. A waiting run whose decision is gone ends as Interrupted. Reading a
+ * run never does any of this.
+ */
+export async function sweepRuns(
+  platform: Platform,
+  now = Date.now(),
+): Promise<{ resumed: string[]; interrupted: string[] }> {
+  const { db } = platform;
+  await db.query("update app_operations set status = 'Unknown' where status = 'Running' and started_at < $1", [
+    now - STALE_GRACE_MS - 60_000,
+  ]);
+  // Open questions live with the App connection; one older than any answer window (10 min) is gone.
+  await db.query(
+    "update app_operations set status = 'Failed', error_reason = 'input_expired', finished_at = $2 where status = 'InputRequired' and started_at < $1",
+    [now - 10 * 60_000 - STALE_GRACE_MS, now],
+  );
+  const resumed: string[] = [];
+  const interrupted: string[] = [];
+  const stale = await db.query<RunRow>(
+    `select * from code_runs r where r.status in ('Running', 'Queued') and r.updated_at < $1
+     and not exists (select 1 from app_operations o where o.run_id = r.id and o.status = 'Running')`,
+    [now - STALE_GRACE_MS],
+  );
+  for (const run of stale) {
+    if (platform.activeRuns.has(run.id)) continue;
+    const limits = JSON.parse(run.limits) as EngineLimits;
+    if (Number(run.updated_at) > now - STALE_GRACE_MS - limits.timeoutMs) continue;
+    resumed.push(run.id);
+    platform.track(resumeRun(platform, run.id, { status: "Running", attempt: run.attempt }));
+  }
+  const orphans = await db.query<{ id: string }>(
+    `select r.id from code_runs r where r.status = 'Waiting'
+     and not exists (select 1 from decisions d where d.run_id = r.id and d.status in ('pending', 'allowed', 'denied'))`,
+  );
+  for (const { id } of orphans) {
+    interrupted.push(id);
+    await failRun({ platform, principal: null }, id, "Interrupted", "The run waited for a step that is gone.", []);
+  }
+  // Decided, but the re-run never started (the process stopped between the answer and the re-run).
+  const decided = await db.query<{ id: string }>(
+    `select r.id from code_runs r where r.status = 'Waiting' and r.updated_at < $1
+     and not exists (select 1 from decisions d where d.run_id = r.id and d.status = 'pending')`,
+    [now - STALE_GRACE_MS],
+  );
+  for (const { id } of decided) {
+    if (interrupted.includes(id)) continue;
+    resumed.push(id);
+    platform.track(resumeRun(platform, id));
+  }
+  return { resumed, interrupted };
+}
