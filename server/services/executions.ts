@@ -6,7 +6,8 @@ import "server-only";
 import type { Platform } from "../platform";
 import { requirePermission } from "./auth";
 import { readableChat } from "./chats";
-import { cancelRun, getRun, type ServiceContext } from "./code-runs";
+import { cancelRun, getRun } from "./code-runs";
+import type { ServiceContext } from "./context";
 import { AppError } from "./errors";
 
 export interface ExecutionView {

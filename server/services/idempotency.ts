@@ -5,11 +5,12 @@
  * per person and stored as hashes.
  */
 import "server-only";
-import type { CodeRunRecord } from "@/contracts/code-run";
+import type { CodeRunRecord, StartRunInput } from "@/contracts/code-run";
 import { canonicalJson } from "@/worker/canonical-json";
 import { sha256 } from "../crypto";
 import { requirePermission } from "./auth";
-import { getRun, runOnServer, type ServiceContext } from "./code-runs";
+import { getRun, runOnServer } from "./code-runs";
+import type { ServiceContext } from "./context";
 import { AppError } from "./errors";
 
 const KEY = /^[\x21-\x7e]{1,200}$/;
@@ -18,7 +19,7 @@ const CLAIM_WAIT_MS = 10_000;
 
 export async function runOnServerOnce(
   ctx: ServiceContext,
-  input: unknown,
+  input: StartRunInput,
   idempotencyKey: string | null,
 ): Promise<CodeRunRecord> {
   if (idempotencyKey === null) return runOnServer(ctx, input);

@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import type { Permission } from "@/contracts/permissions";
 import { appRouter } from "@/server/api/root";
 import { createContextInner } from "@/server/api/trpc";
 import { bootPlatform } from "@/server/boot";
@@ -52,7 +53,7 @@ export async function startTestPlatform(
 export async function makePerson(
   t: TestPlatform,
   role: "admin" | "member",
-  permissions: string[] = ["apps.use", "sessions.read", "sessions.write"],
+  permissions: Permission[] = ["apps.use", "sessions.read", "sessions.write"],
 ): Promise<Principal> {
   const caller = t.caller(t.admin);
   const { id } = await caller.users.create({ name: `${role} person`, role });

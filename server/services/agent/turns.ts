@@ -19,6 +19,7 @@ import {
   tool,
 } from "ai";
 import { z } from "zod";
+import type { SendTurnInput } from "@/contracts/chats";
 import type { CodeRunRecord } from "@/contracts/code-run";
 import type { TurnEvent, TurnStatus } from "@/contracts/turn-events";
 import { canonicalJson } from "@/worker/canonical-json";
@@ -36,11 +37,11 @@ import {
   performAppCall,
   readRecordInternal,
   runTicketOnServer,
-  type ServiceContext,
   startRun,
 } from "../code-runs";
+import type { ServiceContext } from "../context";
 import { requestDirectDecision } from "../decisions";
-import { AppError, invalidInput } from "../errors";
+import { AppError } from "../errors";
 import { readSettings } from "../settings";
 import { vaultRefusal } from "../vault";
 import { resolveModel } from "./models";
@@ -71,27 +72,16 @@ export interface TurnView {
 
 const emit = (platform: Platform, chatId: string, event: TurnEvent) => platform.events.emit("turn", { chatId, event });
 
-const sendInput = z.object({
-  message: z
-    .string({ error: "message is required" })
-    .trim()
-    .min(1, "message must not be empty")
-    .max(100_000, "message must be at most 100000 characters"),
-});
-
 /** How long the loop waits for a page to claim a program before the server runner runs it. */
 const CLAIM_WAIT_MS = 4_000;
 
 /** Starts a turn: stores the message and runs the loop in the background. Answers with the turn id. */
 export async function startTurn(
   ctx: ServiceContext,
-  chatId: string,
-  input: unknown,
+  { chatId, message }: SendTurnInput,
   host: "browser" | "server",
 ): Promise<{ turnId: string; done: Promise<void> }> {
   const p = requirePermission(ctx.principal, "sessions.write");
-  const parsed = sendInput.safeParse(input);
-  if (!parsed.success) throw invalidInput(parsed.error.issues);
   await ownedChat(ctx.platform.db, p, chatId);
   const model = await resolveModel(ctx.platform);
   if (!model)
@@ -102,17 +92,17 @@ export async function startTurn(
   const turnId = await createTurn(ctx.platform, p, chatId, host, { exclusive: true });
   const first =
     (await ctx.platform.db.query("select 1 from messages where chat_id = $1 limit 1", [chatId])).length === 0;
-  await appendMessages(ctx.platform, chatId, turnId, [{ role: "user", content: parsed.data.message }]);
-  if (first) ctx.platform.track(titleChat(ctx.platform, chatId, parsed.data.message, model));
+  await appendMessages(ctx.platform, chatId, turnId, [{ role: "user", content: message }]);
+  if (first) ctx.platform.track(titleChat(ctx.platform, chatId, message, model));
   const done = runLoop(ctx.platform, p, chatId, turnId, model, host);
   ctx.platform.track(done);
   return { turnId, done };
 }
 
 /** Runs a turn to its end and answers with it (API turns: the server runner runs the programs). */
-export async function runTurnToEnd(ctx: ServiceContext, chatId: string, input: unknown): Promise<TurnView> {
+export async function runTurnToEnd(ctx: ServiceContext, input: SendTurnInput): Promise<TurnView> {
   requirePermission(ctx.principal, "sessions.read");
-  const { turnId, done } = await startTurn(ctx, chatId, input, "server");
+  const { turnId, done } = await startTurn(ctx, input, "server");
   await done;
   return getTurn(ctx, turnId);
 }
