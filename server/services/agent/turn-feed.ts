@@ -1,12 +1,18 @@
 /**
- * The live events of a chat's turns for a page that reads it. While a page listens, the chat's programs
+ * The live events of a chat's turns: published by the loop, streamed to a page that reads the chat. While a page listens, the chat's programs
  * run in its worker (`platform.pageListeners` counts the listening pages per chat).
  */
 import "server-only";
 import { on } from "node:events";
 import type { TurnEvent } from "@/contracts/turn-events";
+import type { Platform } from "../../platform";
 import { readableChat } from "../chats";
 import type { ServiceContext } from "../context";
+
+/** Publishes a live event of a chat's turn. */
+export const emitTurnEvent = (platform: Platform, chatId: string, event: TurnEvent): void => {
+  platform.events.emit("turn", { chatId, event });
+};
 
 export async function* turnEvents(
   ctx: ServiceContext,
