@@ -61,12 +61,4 @@ export async function makePerson(
   return (await principalFromToken(t.platform.db, token))!;
 }
 
-export const CALENDAR_PROGRAM = `const [today, tomorrow] = await Promise.all([
-  apps.work_calendar.list_events({ day: "2026-10-23" }),
-  apps.work_calendar.list_events({ day: "2026-10-24" }),
-])
-const busy = [today, tomorrow].flatMap(
-  (result) => result.structuredContent.events,
-)
-console.log("events", busy.length)
-return busy.filter((event) => event.attendees > 10).map((event) => event.title)`;
+export { CALENDAR_PROGRAM } from "@/contracts/example-programs.mjs";
