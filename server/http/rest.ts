@@ -66,5 +66,6 @@ export function withBody(body: unknown, ids: Record<string, string | undefined>)
   return { ...(body as Record<string, unknown> | undefined), ...ids };
 }
 
-/** The query string as an object of its (last) values, for `parseInput`. */
-export const queryInput = (query: URLSearchParams): Record<string, string> => Object.fromEntries(query);
+/** The query string as an object of its (last) values, for `parseInput`; an empty value (`?chatId=`) is absent. */
+export const queryInput = (query: URLSearchParams): Record<string, string> =>
+  Object.fromEntries([...query].filter(([, value]) => value !== ""));
