@@ -5,13 +5,16 @@
 import { z } from "zod";
 import { FAILURE_REASONS, type FailureReason, type LogLine, type OutputItem, type RunInput } from "./engine";
 import { CODE_MODE_RANGES } from "./settings";
+import { idField } from "./text";
+
+export { idField };
 
 /** `Queued`: a server-side run waiting for a free slot (codeMode.maxServerRuns / maxServerRunsPerUser). */
 export const CODE_RUN_STATUSES = ["Queued", "Running", "Waiting", "Completed", "Failed", "Cancelled"] as const;
 export type CodeRunStatus = (typeof CODE_RUN_STATUSES)[number];
 
 export const startRunInput = z.object({
-  chatId: z.string().min(1, "chatId is required"),
+  chatId: idField("chatId"),
   code: z
     .string({ error: "code must be a string" })
     .min(1, "code must not be empty")
@@ -34,12 +37,6 @@ const OUTPUT_MAX = CODE_MODE_RANGES.outputBytes.max;
 export const FAILURE_MESSAGE_MAX_CHARS = 8000;
 /** Call indexes are stored as 32-bit integers. */
 const callIndex = z.number().int().min(0).max(2_147_483_647);
-/** An id a client names (run, chat, turn): bounded like every string a client sends. */
-export const idField = (name: string) =>
-  z
-    .string({ error: `${name} must be a string` })
-    .min(1, `${name} is required`)
-    .max(200, `${name} is too long`);
 
 /** One nested call from a page's worker (`codeRuns.appCall`). */
 export const appCallInput = z.object({

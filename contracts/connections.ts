@@ -1,5 +1,9 @@
-/** What crosses the boundary for a connection's tool policies: one schema for the service and the registry. */
+/**
+ * What a client sends to manage Apps (connections): one schema per request for tRPC and REST alike; the
+ * tool policies' schema is also the registry's.
+ */
 import { z } from "zod";
+import { idField, plainName } from "./text";
 
 export const POLICIES = ["allow", "ask", "deny"] as const;
 export type Policy = (typeof POLICIES)[number];
@@ -13,3 +17,35 @@ export const policiesPatchSchema = z.record(
   { error: "policies must map tool names to allow, ask, deny or null" },
 );
 export type PoliciesPatch = z.infer<typeof policiesPatchSchema>;
+
+/** Adds an App: its name and transport (the registry checks the transport and names a bad field). */
+export const addConnectionInput = z.object({
+  name: plainName("name", 100),
+  transport: z.unknown(),
+});
+export type AddConnectionInput = z.infer<typeof addConnectionInput>;
+
+/** Renames, enables or disables an App (`PATCH /v1/connections/:id`, `connections.update`'s `patch`). */
+export const connectionPatchSchema = z
+  .object({
+    name: plainName("name", 100).optional(),
+    enabled: z.boolean({ error: "enabled must be true or false" }).optional(),
+  })
+  .strict();
+export type ConnectionPatch = z.infer<typeof connectionPatchSchema>;
+
+/** The bindings' TypeScript declarations, filtered by a word or one connection (`GET /v1/code-api`). */
+export const codeApiInput = z.object({
+  query: z.string({ error: "query must be a string" }).max(200, "query must be at most 200 characters").optional(),
+  connection: z
+    .string({ error: "connection must be a string" })
+    .max(100, "connection must be at most 100 characters")
+    .optional(),
+});
+export type CodeApiInput = z.infer<typeof codeApiInput>;
+
+export const connectionIdInput = z.object({ id: idField("id") });
+/** REST: the path's id, the body is the patch. */
+export const updateConnectionInput = connectionIdInput.extend({ patch: connectionPatchSchema });
+/** REST: the path's id, the body is the policies. */
+export const setPoliciesInput = connectionIdInput.extend({ policies: policiesPatchSchema });

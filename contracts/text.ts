@@ -16,3 +16,10 @@ export function plainName(field: string, max: number) {
     .max(max, `${field} must be at most ${max} characters`)
     .refine((s) => !CONTROL.test(s), `${field} must not contain control characters (such as \\u0000 or a line break)`);
 }
+
+/** An id a client names (run, chat, turn, user): bounded like every string a client sends. */
+export const idField = (name: string) =>
+  z
+    .string({ error: `${name} must be a string` })
+    .min(1, `${name} is required`)
+    .max(200, `${name} is too long`);

@@ -7,7 +7,7 @@
 import "server-only";
 import path from "node:path";
 import { type CreatePlatformOptions, createPlatform, type Platform } from "./platform";
-import { subscribeAgent } from "./services/agent/turns";
+import { subscribeAgent } from "./services/agent/late-results";
 import { bootstrapAdmin } from "./services/auth";
 import { resumeRun } from "./services/code-runs/runs";
 import { sweepRuns } from "./services/code-runs/sweep";

@@ -8,7 +8,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useSubscription } from "@trpc/tanstack-react-query";
 import { useRef, useState } from "react";
 import type { CodeRunRecord } from "@/contracts/code-run";
-import type { ChatMessageView } from "@/server/services/agent/turns";
+import type { ChatMessageView } from "@/contracts/turn-events";
 import { runTicketInBrowser } from "../_lib/run-in-browser";
 import { useTRPC, useTRPCClient } from "../_lib/trpc";
 import { JsonTree } from "./json-tree";

@@ -11,6 +11,7 @@ import { useRouter } from "next/navigation";
 import { useEffect, useState } from "react";
 import type { CodeRunRecord } from "@/contracts/code-run";
 import type { LogLine } from "@/contracts/engine";
+import { CALENDAR_PROGRAM as EXAMPLE } from "@/contracts/example-programs.mjs";
 import { runInBrowser } from "../_lib/run-in-browser";
 import { useTRPC, useTRPCClient } from "../_lib/trpc";
 import { BindingsPanel } from "./bindings-panel";
@@ -19,14 +20,6 @@ import { DecisionCard } from "./decision-card";
 import { ErrorText, Field } from "./field";
 import { InputForm } from "./input-form";
 import { RunCard } from "./run-card";
-
-const EXAMPLE = `const [today, tomorrow] = await Promise.all([
-  apps.work_calendar.list_events({ day: "2026-10-23" }),
-  apps.work_calendar.list_events({ day: "2026-10-24" }),
-])
-const busy = [today, tomorrow].flatMap((result) => result.structuredContent.events)
-console.log("events", busy.length)
-return busy.filter((event) => event.attendees > 10).map((event) => event.title)`;
 
 export function ChatWorkspace({ chatId, isAdmin = false }: { chatId?: string; isAdmin?: boolean }) {
   const trpc = useTRPC();

@@ -26,7 +26,7 @@ import { openDb } from "@/server/db/client";
 import { migrate } from "@/server/db/migrate";
 import { bindingIndex } from "@/server/services/agent/catalog";
 import { CODE_API_DESCRIPTION, CODE_API_TOOL, RUN_CODE_TOOL, runCodeDescription } from "@/server/services/agent/prompt";
-import { runToolResult } from "@/server/services/agent/turns";
+import { runToolResult } from "@/server/services/agent/tools";
 import { loadEngine } from "@/worker/engine";
 import { dayList, generateCalendar } from "./calendar-data";
 import { rng } from "./random";

@@ -11,7 +11,7 @@ import { clientAddress, servedOverHttps } from "../http/origin";
 import { toPublicError } from "../http/public-error";
 import type { Platform } from "../platform";
 import { authenticate, type Principal, readCookie, SESSION_COOKIE } from "../services/auth";
-import { type AppErrorCode, isAppError } from "../services/errors";
+import { type AppErrorCode, invalidInput, isAppError } from "../services/errors";
 import { checkProcedureAccess } from "./access";
 
 export interface Context {
@@ -85,11 +85,20 @@ class InternalFailure extends Error {
 const isInternal = (value: unknown): value is InternalFailure =>
   typeof value === "object" && value !== null && (value as { kind?: unknown }).kind === "InternalFailure";
 
+/** A schema's failure (zod's error, from any module graph): a list of issues with paths. */
+const hasIssues = (value: unknown): value is { issues: { path: PropertyKey[]; message: string }[] } =>
+  typeof value === "object" && value !== null && Array.isArray((value as { issues?: unknown }).issues);
+
 const domainErrors = t.middleware(async ({ next, path }) => {
   const result = await next();
   if (result.ok) return result;
   const cause = result.error.cause;
-  // tRPC's own refusals (input validation, unknown procedure) keep their code; the rest pass the one rule.
+  // Input the contract schema refused: the same message and `details.fields` as REST sends.
+  if (result.error.code === "BAD_REQUEST" && hasIssues(cause)) {
+    const invalid = invalidInput(cause.issues);
+    throw new TRPCError({ code: "BAD_REQUEST", message: invalid.message, cause: invalid });
+  }
+  // tRPC's other refusals (unknown procedure, …) keep their code; the rest pass the one rule.
   if (!isAppError(cause) && (result.error.code !== "INTERNAL_SERVER_ERROR" || isInternal(cause))) return result;
   const failure = toPublicError(cause ?? result.error, "trpc_failed", { path });
   if (failure.code === "INTERNAL") {

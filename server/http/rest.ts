@@ -1,11 +1,14 @@
 /**
  * The REST adapter: every `/v1` route handler is `rest(async ({ ctx, params, body }) => …)`. It resolves
  * the caller and admits the request through the HTTP boundary (boundary.ts: origin, media type, size),
- * parses a JSON body with a clear error, and maps domain errors to HTTP statuses in one place. Unexpected causes are logged by error id, never sent.
+ * parses a JSON body with a clear error, and maps domain errors to HTTP statuses in one place. Unexpected
+ * causes are logged by error id, never sent. A route parses its input with the same contract schema as its
+ * tRPC procedure (`parseInput`), putting the path's ids where the procedure's input has them (`withBody`).
  */
 import "server-only";
+import type { z } from "zod";
 import type { Context } from "../api/trpc";
-import { AppError, HTTP_STATUS } from "../services/errors";
+import { AppError, HTTP_STATUS, invalidInput } from "../services/errors";
 import { admit } from "./boundary";
 import { toPublicError } from "./public-error";
 
@@ -48,3 +51,21 @@ export function rest<P extends Params = Record<string, string>>(
     }
   };
 }
+
+/** Parses a route's input with its contract schema (the one its tRPC procedure uses): a 400 naming each wrong field. */
+export function parseInput<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw invalidInput(parsed.error.issues);
+  return parsed.data;
+}
+
+/** The JSON body (none: `{}`) with the path's ids merged in, which win over the body's. */
+export function withBody(body: unknown, ids: Record<string, string | undefined>): Record<string, unknown> {
+  if (body !== undefined && (typeof body !== "object" || body === null || Array.isArray(body)))
+    throw new AppError("BAD_REQUEST", "The request body must be a JSON object.");
+  return { ...(body as Record<string, unknown> | undefined), ...ids };
+}
+
+/** The query string as an object of its (last) values, for `parseInput`; an empty value (`?chatId=`) is absent. */
+export const queryInput = (query: URLSearchParams): Record<string, string> =>
+  Object.fromEntries([...query].filter(([, value]) => value !== ""));

@@ -3,11 +3,11 @@
  * answered outside the program — in the chat's form generated from the requested schema, or over the API.
  */
 import "server-only";
-import { z } from "zod";
+import type { AppInputAnswer } from "@/contracts/app-operations";
 import { requirePermission } from "./auth";
 import { ownedChat, readableChat } from "./chats";
 import type { ServiceContext } from "./context";
-import { AppError, invalidInput } from "./errors";
+import { AppError } from "./errors";
 
 export interface PendingInputView {
   operationId: string;
@@ -50,27 +50,11 @@ export async function listPendingInputs(ctx: ServiceContext, chatId: string): Pr
   });
 }
 
-const answerInput = z.discriminatedUnion(
-  "action",
-  [
-    z.object({
-      action: z.literal("accept"),
-      content: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.array(z.string())])),
-    }),
-    z.object({ action: z.literal("decline") }),
-    z.object({ action: z.literal("cancel") }),
-  ],
-  { error: 'action must be "accept" (with content), "decline" or "cancel"' },
-);
-
 export async function answerPendingInput(
   ctx: ServiceContext,
-  operationId: string,
-  input: unknown,
+  { operationId, answer }: { operationId: string; answer: AppInputAnswer },
 ): Promise<{ operationId: string; status: string }> {
   const p = requirePermission(ctx.principal, "apps.use");
-  const parsed = answerInput.safeParse(input);
-  if (!parsed.success) throw invalidInput(parsed.error.issues);
   const row = (
     await ctx.platform.db.query<{ chat_id: string | null; input_id: string | null; status: string }>(
       "select chat_id, input_id, status from app_operations where id = $1",
@@ -86,7 +70,7 @@ export async function answerPendingInput(
   const pending = ctx.platform.apps.pendingInput(row.input_id);
   if (pending?.state !== "pending") throw new AppError("CONFLICT", "The App no longer waits for this input.");
   try {
-    await pending.answer(parsed.data);
+    await pending.answer(answer);
   } catch (error) {
     const e = error as { reason?: string; message?: string };
     if (e.reason === "invalid_arguments")

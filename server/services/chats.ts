@@ -4,11 +4,12 @@
  */
 import "server-only";
 import { randomUUID } from "node:crypto";
-import { z } from "zod";
-import { plainName } from "@/contracts/text";
+import type { CreateChatInput, ListChatsInput, ShareChatInput, UpdateChatInput } from "@/contracts/chats";
 import type { Db } from "../db/client";
 import { isAdmin, type Principal, requireAuth, requirePermission } from "./auth";
-import { AppError, invalidInput } from "./errors";
+import type { ServiceContext } from "./context";
+import { AppError } from "./errors";
+import { readSettings } from "./settings";
 
 export interface Chat {
   id: string;
@@ -38,43 +39,29 @@ const toChat = (r: Row): Chat => ({
   updatedAt: Number(r.updated_at),
 });
 
-export const createChatInput = z.object({
-  title: plainName("title", 200).optional(),
-});
-
-export async function createChat(db: Db, principal: Principal | null, input: unknown): Promise<Chat> {
-  const p = requirePermission(principal, "sessions.write");
-  const parsed = createChatInput.safeParse(input ?? {});
-  if (!parsed.success) throw invalidInput(parsed.error.issues);
+export async function createChat(ctx: ServiceContext, input: CreateChatInput): Promise<Chat> {
+  const p = requirePermission(ctx.principal, "sessions.write");
   const now = Date.now();
   const chat: Chat = {
     id: `chat_${randomUUID()}`,
-    title: parsed.data.title ?? "New chat",
+    title: input.title ?? "New chat",
     ownerId: p.userId,
     pinned: false,
     createdAt: now,
     updatedAt: now,
   };
-  await db.query("insert into chats (id, owner_id, title, created_at, updated_at) values ($1, $2, $3, $4, $5)", [
-    chat.id,
-    chat.ownerId,
-    chat.title,
-    now,
-    now,
-  ]);
+  await ctx.platform.db.query(
+    "insert into chats (id, owner_id, title, created_at, updated_at) values ($1, $2, $3, $4, $5)",
+    [chat.id, chat.ownerId, chat.title, now, now],
+  );
   return chat;
 }
 
-const listInput = z
-  .object({ query: z.string().max(200, "query must be at most 200 characters").optional() })
-  .optional();
-
 /** The chats the caller may read, pinned first then newest; `query` keeps those whose title contains it. */
-export async function listChats(db: Db, principal: Principal | null, input?: unknown): Promise<Chat[]> {
-  const p = requirePermission(principal, "sessions.read");
-  const parsed = listInput.safeParse(input ?? undefined);
-  if (!parsed.success) throw invalidInput(parsed.error.issues);
-  const query = parsed.data?.query?.trim() ?? "";
+export async function listChats(ctx: ServiceContext, input: ListChatsInput = {}): Promise<Chat[]> {
+  const p = requirePermission(ctx.principal, "sessions.read");
+  const { db } = ctx.platform;
+  const query = input.query?.trim() ?? "";
   const pattern = `%${query.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
   const order = "order by c.pinned_at desc nulls last, c.updated_at desc";
   const rows = isAdmin(p)
@@ -88,32 +75,29 @@ export async function listChats(db: Db, principal: Principal | null, input?: unk
   return rows.map(toChat);
 }
 
-const updateInput = z
-  .object({
-    title: z
-      .string({ error: "title must be a string" })
-      .trim()
-      .min(1, "title must not be empty")
-      .max(200, "title must be at most 200 characters")
-      .optional(),
-    pinned: z.boolean({ error: "pinned must be true or false" }).optional(),
-  })
-  .strict()
-  .refine((v) => v.title !== undefined || v.pinned !== undefined, "give title or pinned");
-
 /** Renames or pins a chat (owner or admin, with sessions.write). */
-export async function updateChat(db: Db, principal: Principal | null, chatId: string, input: unknown): Promise<Chat> {
-  requirePermission(principal, "sessions.write");
-  await ownedChat(db, principal, chatId);
-  const parsed = updateInput.safeParse(input ?? {});
-  if (!parsed.success) throw invalidInput(parsed.error.issues);
-  const { title, pinned } = parsed.data;
+export async function updateChat(ctx: ServiceContext, input: UpdateChatInput): Promise<Chat> {
+  const { db } = ctx.platform;
+  const { id: chatId, title, pinned } = input;
+  requirePermission(ctx.principal, "sessions.write");
+  await ownedChat(db, ctx.principal, chatId);
   const now = Date.now();
   if (title !== undefined) await db.query("update chats set title = $1 where id = $2", [title, chatId]);
   if (pinned !== undefined)
     await db.query("update chats set pinned_at = $1 where id = $2", [pinned ? now : null, chatId]);
-  return readableChat(db, principal, chatId);
+  return readableChat(db, ctx.principal, chatId);
 }
+
+/** What chats can do now: a model configured (else manual mode), Code Mode on. */
+export async function chatMode(ctx: ServiceContext): Promise<{ modelConfigured: boolean; codeModeEnabled: boolean }> {
+  requireAuth(ctx.principal);
+  const s = await readSettings(ctx.platform.db);
+  return { modelConfigured: s.model !== null || !!ctx.platform.modelOverride, codeModeEnabled: s.codeMode.enabled };
+}
+
+/** The chat by id for a caller who may read it (the adapters' read). */
+export const getChat = (ctx: ServiceContext, chatId: string): Promise<Chat> =>
+  readableChat(ctx.platform.db, ctx.principal, chatId);
 
 /** Sets a title the server chose, only while the chat still has `expected` (a person's rename wins). */
 export async function autoTitle(db: Db, chatId: string, expected: string, title: string): Promise<boolean> {
@@ -171,35 +155,25 @@ export async function touchChat(db: Db, chatId: string): Promise<void> {
   await db.query("update chats set updated_at = $1 where id = $2", [Date.now(), chatId]);
 }
 
-const shareInput = z.object({ userId: z.string({ error: "userId is required" }).min(1, "userId is required") });
-
 /** Shares a chat for reading with another person (owner or admin). */
-export async function shareChat(
-  db: Db,
-  principal: Principal | null,
-  chatId: string,
-  input: unknown,
-): Promise<{ chatId: string; userId: string }> {
-  await ownedChat(db, requirePermission(principal, "sessions.write"), chatId);
-  const parsed = shareInput.safeParse(input);
-  if (!parsed.success) throw invalidInput(parsed.error.issues);
-  const user = await db.query("select 1 from users where id = $1", [parsed.data.userId]);
+export async function shareChat(ctx: ServiceContext, input: ShareChatInput): Promise<ShareChatInput> {
+  const { db } = ctx.platform;
+  const { chatId, userId } = input;
+  await ownedChat(db, requirePermission(ctx.principal, "sessions.write"), chatId);
+  const user = await db.query("select 1 from users where id = $1", [userId]);
   if (!user.length) throw new AppError("BAD_REQUEST", "userId: no such user");
   await db.query("insert into chat_shares (chat_id, user_id, created_at) values ($1, $2, $3) on conflict do nothing", [
     chatId,
-    parsed.data.userId,
+    userId,
     Date.now(),
   ]);
-  return { chatId, userId: parsed.data.userId };
+  return { chatId, userId };
 }
 
-export async function unshareChat(
-  db: Db,
-  principal: Principal | null,
-  chatId: string,
-  userId: string,
-): Promise<{ ok: true }> {
-  await ownedChat(db, requirePermission(principal, "sessions.write"), chatId);
+export async function unshareChat(ctx: ServiceContext, input: ShareChatInput): Promise<{ ok: true }> {
+  const { db } = ctx.platform;
+  const { chatId, userId } = input;
+  await ownedChat(db, requirePermission(ctx.principal, "sessions.write"), chatId);
   await db.query("delete from chat_shares where chat_id = $1 and user_id = $2", [chatId, userId]);
   return { ok: true };
 }

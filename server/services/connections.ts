@@ -3,9 +3,7 @@
  * apps.use can read. Thin: the App registry does the work; this layer checks who may do it.
  */
 import "server-only";
-import { z } from "zod";
-import { policiesPatchSchema } from "@/contracts/connections";
-import { plainName } from "@/contracts/text";
+import type { AddConnectionInput, CodeApiInput, ConnectionPatch, PoliciesPatch } from "@/contracts/connections";
 import { canonicalJson } from "@/worker/canonical-json";
 import { declarations } from "../apps/declarations";
 import { isConnectionConfigError } from "../apps/errors";
@@ -13,18 +11,8 @@ import type { ToolEntry } from "../apps/registry";
 import type { Platform } from "../platform";
 import { checkCall, performAppCall } from "./app-calls";
 import { type Principal, requirePermission } from "./auth";
-import { AppError, invalidInput, isAppError } from "./errors";
-
-const addInput = z.object({
-  name: plainName("name", 100),
-  transport: z.unknown(),
-});
-const updateInput = z
-  .object({
-    name: plainName("name", 100).optional(),
-    enabled: z.boolean({ error: "enabled must be true or false" }).optional(),
-  })
-  .strict();
+import type { ServiceContext } from "./context";
+import { AppError, isAppError } from "./errors";
 
 /** Registry errors that are the caller's fault become BAD_REQUEST / NOT_FOUND with their message. */
 async function adminCall<T>(work: () => Promise<T>): Promise<T> {
@@ -40,53 +28,39 @@ async function adminCall<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-export function listConnections(platform: Platform, principal: Principal | null) {
-  requirePermission(principal, "apps.use");
-  return platform.apps.connections();
+export function listConnections(ctx: ServiceContext) {
+  requirePermission(ctx.principal, "apps.use");
+  return ctx.platform.apps.connections();
 }
 
-export async function addConnection(platform: Platform, principal: Principal | null, input: unknown) {
-  requirePermission(principal, "platform.admin");
-  const parsed = addInput.safeParse(input);
-  if (!parsed.success) throw invalidInput(parsed.error.issues);
-  return adminCall(() => platform.apps.add({ name: parsed.data.name, transport: parsed.data.transport as never }));
+export async function addConnection(ctx: ServiceContext, input: AddConnectionInput) {
+  requirePermission(ctx.principal, "platform.admin");
+  return adminCall(() => ctx.platform.apps.add({ name: input.name, transport: input.transport as never }));
 }
 
-export async function updateConnection(platform: Platform, principal: Principal | null, id: string, input: unknown) {
-  requirePermission(principal, "platform.admin");
-  const parsed = updateInput.safeParse(input);
-  if (!parsed.success) throw invalidInput(parsed.error.issues);
-  return adminCall(() => platform.apps.update(id, parsed.data));
+export async function updateConnection(ctx: ServiceContext, input: { id: string; patch: ConnectionPatch }) {
+  requirePermission(ctx.principal, "platform.admin");
+  return adminCall(() => ctx.platform.apps.update(input.id, input.patch));
 }
 
-export async function removeConnection(platform: Platform, principal: Principal | null, id: string) {
-  requirePermission(principal, "platform.admin");
-  await adminCall(() => platform.apps.remove(id));
+export async function removeConnection(ctx: ServiceContext, id: string) {
+  requirePermission(ctx.principal, "platform.admin");
+  await adminCall(() => ctx.platform.apps.remove(id));
   return { ok: true as const };
 }
 
-export async function setPolicies(platform: Platform, principal: Principal | null, id: string, input: unknown) {
-  requirePermission(principal, "platform.admin");
-  const parsed = policiesPatchSchema.safeParse(input);
-  if (!parsed.success) throw invalidInput(parsed.error.issues);
-  return adminCall(() => platform.apps.setPolicies(id, parsed.data));
+export async function setPolicies(ctx: ServiceContext, input: { id: string; policies: PoliciesPatch }) {
+  requirePermission(ctx.principal, "platform.admin");
+  return adminCall(() => ctx.platform.apps.setPolicies(input.id, input.policies));
 }
 
-const codeApiInput = z.object({ query: z.string().max(200).optional(), connection: z.string().max(100).optional() });
-
 /** TypeScript declarations of the bindings (openbot_code_api), filtered by word or connection. */
-export async function codeApi(
-  platform: Platform,
-  principal: Principal | null,
-  input: unknown,
-): Promise<{ declarations: string }> {
-  requirePermission(principal, "apps.use");
-  const parsed = codeApiInput.safeParse(input ?? {});
-  if (!parsed.success) throw invalidInput(parsed.error.issues);
+export async function codeApi(ctx: ServiceContext, input: CodeApiInput = {}): Promise<{ declarations: string }> {
+  requirePermission(ctx.principal, "apps.use");
   return {
-    declarations: await declarations(platform.apps.tools(), {
-      query: parsed.data.query || undefined,
-      connection: parsed.data.connection || undefined,
+    declarations: await declarations(ctx.platform.apps.tools(), {
+      query: input.query || undefined,
+      connection: input.connection || undefined,
     }),
   };
 }
@@ -97,7 +71,7 @@ export async function codeApi(
  * operation, its answer redacted. `deny` refuses; `ask` refuses too, because a page has no run to pause:
  * the person is told to make the call from a chat, where it can wait for a decision.
  */
-export async function emailOutbox(platform: Platform, principal: Principal | null) {
+export async function emailOutbox({ platform, principal }: ServiceContext) {
   const p = requirePermission(principal, "apps.use");
   const entry = platform.apps.tools().find((t) => t.connectionId === "conn_email" && t.name === "list-sent");
   if (!entry) return { available: false as const, emails: [] };

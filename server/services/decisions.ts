@@ -7,7 +7,7 @@
  */
 import "server-only";
 import { randomUUID } from "node:crypto";
-import { z } from "zod";
+import type { DecideInput, ListDecisionsInput } from "@/contracts/decisions";
 import type { ToolEntry } from "../apps/registry";
 import type { Db } from "../db/client";
 import type { Platform } from "../platform";
@@ -15,7 +15,7 @@ import { performAppCall } from "./app-calls";
 import { isAdmin, type Principal, requirePermission } from "./auth";
 import { ownedChat } from "./chats";
 import type { ServiceContext } from "./context";
-import { AppError, invalidInput, isAppError } from "./errors";
+import { AppError, isAppError } from "./errors";
 
 export interface DecisionRequest {
   capability: { action: "apps.call"; target: string };
@@ -85,24 +85,13 @@ function withTool(platform: Platform, request: DecisionRequest): Pick<DecisionVi
   };
 }
 
-const listInput = z.object({
-  status: z
-    .enum(["pending", "allowed", "denied", "withdrawn"], {
-      error: "status must be pending, allowed, denied or withdrawn",
-    })
-    .optional(),
-  chatId: z.string().optional(),
-});
-
 /** Decisions in chats the caller may decide in (owner, or any for an admin). */
-export async function listDecisions(ctx: ServiceContext, input: unknown): Promise<DecisionView[]> {
+export async function listDecisions(ctx: ServiceContext, input: ListDecisionsInput = {}): Promise<DecisionView[]> {
   const p = requirePermission(ctx.principal, "apps.use");
-  const parsed = listInput.safeParse(input ?? {});
-  if (!parsed.success) throw invalidInput(parsed.error.issues);
   const where: string[] = [];
   const params: unknown[] = [];
-  if (parsed.data.status) where.push(`d.status = $${params.push(parsed.data.status)}`);
-  if (parsed.data.chatId) where.push(`d.chat_id = $${params.push(parsed.data.chatId)}`);
+  if (input.status) where.push(`d.status = $${params.push(input.status)}`);
+  if (input.chatId) where.push(`d.chat_id = $${params.push(input.chatId)}`);
   if (!isAdmin(p)) where.push(`c.owner_id = $${params.push(p.userId)}`);
   const rows = await ctx.platform.db.query<Row>(
     `select d.* from decisions d join chats c on c.id = d.chat_id ${where.length ? `where ${where.join(" and ")}` : ""} order by d.created_at, d.id`,
@@ -111,19 +100,15 @@ export async function listDecisions(ctx: ServiceContext, input: unknown): Promis
   return rows.map((r) => toView(ctx.platform, r));
 }
 
-const decideInput = z.object({ decision: z.enum(["allow", "deny"], { error: 'decision must be "allow" or "deny"' }) });
-
-export async function decide(ctx: ServiceContext, id: string, input: unknown): Promise<DecisionView> {
+export async function decide(ctx: ServiceContext, { id, decision }: DecideInput): Promise<DecisionView> {
   const p: Principal = requirePermission(ctx.principal, "apps.use");
-  const parsed = decideInput.safeParse(input);
-  if (!parsed.success) throw invalidInput(parsed.error.issues);
   const { db } = ctx.platform;
   const row = (await db.query<Row>("select * from decisions where id = $1", [id]))[0];
   if (!row) throw new AppError("NOT_FOUND", "No such decision.");
   await ownedChat(db, p, row.chat_id).catch((error: unknown) => {
     throw isAppError(error) && error.code === "FORBIDDEN" ? error : new AppError("NOT_FOUND", "No such decision.");
   });
-  const status = parsed.data.decision === "allow" ? "allowed" : "denied";
+  const status = decision === "allow" ? "allowed" : "denied";
   const updated = await db.query<Row>(
     "update decisions set status = $1, decided_by = $2, decided_at = $3 where id = $4 and status = 'pending' returning *",
     [status, p.userId, Date.now(), id],

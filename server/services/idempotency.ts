@@ -5,7 +5,7 @@
  * per person and stored as hashes.
  */
 import "server-only";
-import type { CodeRunRecord } from "@/contracts/code-run";
+import type { CodeRunRecord, StartRunInput } from "@/contracts/code-run";
 import { canonicalJson } from "@/worker/canonical-json";
 import { sha256 } from "../crypto";
 import { requirePermission } from "./auth";
@@ -20,7 +20,7 @@ const CLAIM_WAIT_MS = 10_000;
 
 export async function runOnServerOnce(
   ctx: ServiceContext,
-  input: unknown,
+  input: StartRunInput,
   idempotencyKey: string | null,
 ): Promise<CodeRunRecord> {
   if (idempotencyKey === null) return runOnServer(ctx, input);

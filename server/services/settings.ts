@@ -8,11 +8,12 @@ import {
   DEFAULT_CODE_MODE,
   type ModelSettingsView,
   type PlatformSettings,
-  settingsPatchSchema,
+  type SettingsPatch,
 } from "@/contracts/settings";
 import type { Db } from "../db/client";
 import { type Principal, requirePermission } from "./auth";
-import { AppError, invalidInput } from "./errors";
+import type { ServiceContext } from "./context";
+import { AppError } from "./errors";
 
 interface Row {
   version: number;
@@ -64,10 +65,14 @@ export async function readModelApiKey(
   return row ? open(`platform_secrets:${API_KEY}:value`, row.value_enc) : undefined;
 }
 
-export async function getSettings(db: Db, principal: Principal | null): Promise<PlatformSettings> {
-  requirePermission(principal, "platform.admin");
-  return readSettings(db);
+export async function getSettings(ctx: ServiceContext): Promise<PlatformSettings> {
+  requirePermission(ctx.principal, "platform.admin");
+  return readSettings(ctx.platform.db);
 }
+
+/** An admin's change (tRPC `settings.update`, `PATCH /v1/platform/settings`). */
+export const updateSettings = (ctx: ServiceContext, patch: SettingsPatch): Promise<PlatformSettings> =>
+  writeSettings(ctx.platform.db, ctx.principal, patch, ctx.platform.seal);
 
 function conflict(current: PlatformSettings): AppError {
   return new AppError("CONFLICT", `The settings changed meanwhile: they are at version ${current.version}.`, {
@@ -76,16 +81,14 @@ function conflict(current: PlatformSettings): AppError {
   });
 }
 
-export async function updateSettings(
+/** Applies a checked patch on a database (also used without a platform, by the storage tests). */
+export async function writeSettings(
   db: Db,
   principal: Principal | null,
-  input: unknown,
+  patch: SettingsPatch,
   seal?: Sealer,
 ): Promise<PlatformSettings> {
   requirePermission(principal, "platform.admin");
-  const parsed = settingsPatchSchema.safeParse(input);
-  if (!parsed.success) throw invalidInput(parsed.error.issues);
-  const patch = parsed.data;
   const current = await readSettings(db);
   if (current.version !== patch.expectedVersion) throw conflict(current);
   const stored = JSON.parse(

@@ -12,72 +12,24 @@
  */
 import "server-only";
 import { createHash, randomUUID } from "node:crypto";
-import { z } from "zod";
+import {
+  type CreateVaultInput,
+  MIN_SECRET_LENGTH,
+  type RotateVaultInput,
+  type VaultAccessInput,
+} from "@/contracts/vault";
 import type { ToolEntry } from "../apps/registry";
 import { hasKind } from "../error-kind";
 import type { Platform } from "../platform";
 import { type Principal, requirePermission } from "./auth";
-import { AppError, invalidInput } from "./errors";
+import type { ServiceContext } from "./context";
+import { AppError } from "./errors";
 
 export const REF_PATTERN = /\u27E6vault:([a-z0-9_-]+(?:\/[a-z0-9_-]+)*)\u27E7/g;
 export const refOf = (name: string) => `\u27E6vault:${name}\u27E7`;
 export const hiddenOf = (name: string) => `\u27E6hidden:${name}\u27E7`;
 
-const target = z.object({
-  connection: z.string({ error: "allow[].connection is required" }).min(1, "allow[].connection must not be empty"),
-  tool: z.string({ error: "allow[].tool is required" }).min(1, "allow[].tool must not be empty"),
-});
-const nameSchema = z
-  .string({ error: "name is required" })
-  .regex(/^[a-z0-9_-]+(\/[a-z0-9_-]+)*$/, "name must be lowercase words separated by /, like github/token")
-  .max(200, "name must be at most 200 characters");
-/** A name from a URL or a call (rotate, remove): a 400 naming the field, never a database error. */
-function checkName(name: string): void {
-  const parsed = nameSchema.safeParse(name);
-  if (!parsed.success) throw invalidInput(parsed.error.issues.map((i) => ({ ...i, path: ["name"] })));
-}
-/**
- * Shortest secret accepted. Every App answer is redacted against every secret, so a very short one
- * (`abc`) would both be guessable and blank out ordinary words everywhere.
- */
-export const MIN_SECRET_LENGTH = 8;
-const secretSchema = z
-  .string({ error: "secret is required" })
-  .min(
-    MIN_SECRET_LENGTH,
-    `secret must be at least ${MIN_SECRET_LENGTH} characters (shorter ones are guessable and would be hidden inside ordinary text)`,
-  )
-  .max(16_384, "secret must be at most 16384 characters");
-const usableBy = z
-  .object(
-    {
-      users: z
-        .array(z.string().min(1, "usableBy.users[] must not be empty"), {
-          error: "usableBy.users must be a list of user ids",
-        })
-        .max(1000)
-        .default([]),
-      roles: z
-        .array(z.enum(["admin", "member"], { error: 'usableBy.roles[] must be "admin" or "member"' }), {
-          error: 'usableBy.roles must be a list of "admin" / "member"',
-        })
-        .default([]),
-    },
-    { error: 'usableBy must be { users?: [userId], roles?: ["admin" | "member"] }' },
-  )
-  .strict();
-const createInput = z.object({
-  name: nameSchema,
-  secret: secretSchema,
-  allow: z.array(target, { error: "allow must be a list of { connection, tool }" }).default([]),
-  usableBy: usableBy.default({ users: [], roles: ["admin"] }),
-});
-const rotateInput = z.object({
-  secret: secretSchema,
-  allow: z.array(target).optional(),
-  usableBy: usableBy.optional(),
-});
-const accessInput = z.object({ usableBy });
+export { MIN_SECRET_LENGTH };
 
 export interface VaultEntryView {
   name: string;
@@ -112,21 +64,18 @@ const view = (r: Row): VaultEntryView => ({
   updatedAt: Number(r.updated_at),
 });
 
-export async function listVault(platform: Platform, principal: Principal | null): Promise<VaultEntryView[]> {
+export async function listVault({ platform, principal }: ServiceContext): Promise<VaultEntryView[]> {
   requirePermission(principal, "platform.admin");
   return (await platform.db.query<Row>("select * from vault_entries order by name")).map(view);
 }
 
 export async function addVaultEntry(
-  platform: Platform,
-  principal: Principal | null,
-  input: unknown,
+  { platform, principal }: ServiceContext,
+  input: CreateVaultInput,
 ): Promise<VaultEntryView> {
   requirePermission(principal, "platform.admin");
-  const parsed = createInput.safeParse(input);
-  if (!parsed.success) throw invalidInput(parsed.error.issues);
-  const { name, secret, allow } = parsed.data;
-  const users = await knownUsers(platform, parsed.data.usableBy);
+  const { name, secret, allow } = input;
+  const users = await knownUsers(platform, input.usableBy);
   const now = Date.now();
   const rows = await platform.db.query<Row>(
     `insert into vault_entries (name, secret_enc, allow, use_users, use_roles, created_at, updated_at) values ($1, $2, $3, $5, $6, $4, $4)
@@ -146,24 +95,20 @@ export async function addVaultEntry(
 
 /** Replaces an entry's secret in place (and its targets when given). */
 export async function rotateVaultEntry(
-  platform: Platform,
-  principal: Principal | null,
-  name: string,
-  input: unknown,
+  { platform, principal }: ServiceContext,
+  input: RotateVaultInput,
 ): Promise<VaultEntryView> {
   requirePermission(principal, "platform.admin");
-  checkName(name);
-  const parsed = rotateInput.safeParse(input);
-  if (!parsed.success) throw invalidInput(parsed.error.issues);
-  const users = parsed.data.usableBy ? await knownUsers(platform, parsed.data.usableBy) : null;
+  const { name } = input;
+  const users = input.usableBy ? await knownUsers(platform, input.usableBy) : null;
   await retire(platform, name);
   const rows = await platform.db.query<Row>(
     `update vault_entries set secret_enc = $2, allow = coalesce($3, allow), use_users = coalesce($5, use_users), use_roles = coalesce($6, use_roles), updated_at = $4
      where name = $1 returning *`,
     [
       name,
-      platform.seal(`vault_entries:${name}:secret`, JSON.stringify(parsed.data.secret)),
-      parsed.data.allow ? JSON.stringify(parsed.data.allow) : null,
+      platform.seal(`vault_entries:${name}:secret`, JSON.stringify(input.secret)),
+      input.allow ? JSON.stringify(input.allow) : null,
       Date.now(),
       users ? JSON.stringify(users.users) : null,
       users ? JSON.stringify(users.roles) : null,
@@ -175,15 +120,12 @@ export async function rotateVaultEntry(
 
 /** Sets who may use an entry, without touching its secret: `{ usableBy: { users?, roles? } }`. */
 export async function setVaultAccess(
-  platform: Platform,
-  principal: Principal | null,
-  name: string,
-  input: unknown,
+  { platform, principal }: ServiceContext,
+  input: VaultAccessInput,
 ): Promise<VaultEntryView> {
   requirePermission(principal, "platform.admin");
-  const parsed = accessInput.safeParse(input);
-  if (!parsed.success) throw invalidInput(parsed.error.issues);
-  const users = await knownUsers(platform, parsed.data.usableBy);
+  const { name } = input;
+  const users = await knownUsers(platform, input.usableBy);
   const rows = await platform.db.query<Row>(
     "update vault_entries set use_users = $2, use_roles = $3, updated_at = $4 where name = $1 returning *",
     [name, JSON.stringify(users.users), JSON.stringify(users.roles), Date.now()],
@@ -226,12 +168,10 @@ export function mayUse(entry: Pick<VaultEntryView, "usableBy">, principal: Princ
 }
 
 export async function removeVaultEntry(
-  platform: Platform,
-  principal: Principal | null,
-  name: string,
+  { platform, principal }: ServiceContext,
+  { name }: { name: string },
 ): Promise<{ ok: true }> {
   requirePermission(principal, "platform.admin");
-  checkName(name);
   await retire(platform, name);
   const rows = await platform.db.query("delete from vault_entries where name = $1 returning name", [name]);
   if (!rows.length) throw new AppError("NOT_FOUND", "No such vault entry.");

@@ -30,9 +30,13 @@ describe("turns", () => {
     const caller = t.caller(t.admin);
     const chat = await caller.chats.create({ title: "Agent" });
     const { runTurnToEnd } = await import("@/server/services/agent/turns");
-    const turn = await runTurnToEnd({ platform: t.platform, principal: t.admin }, chat.id, {
-      message: "Which meetings are busy?",
-    });
+    const turn = await runTurnToEnd(
+      { platform: t.platform, principal: t.admin },
+      {
+        chatId: chat.id,
+        message: "Which meetings are busy?",
+      },
+    );
 
     expect(turn.status).toBe("Completed");
     const names = toolNames(seen[0]!);
@@ -70,7 +74,7 @@ describe("turns", () => {
     try {
       const chat = await caller.chats.create({});
       const { runTurnToEnd } = await import("@/server/services/agent/turns");
-      await runTurnToEnd({ platform: t.platform, principal: t.admin }, chat.id, { message: "hi" });
+      await runTurnToEnd({ platform: t.platform, principal: t.admin }, { chatId: chat.id, message: "hi" });
       const names = toolNames(seen[0]!);
       expect(names).not.toContain("openbot_run_code");
       expect(names).toContain("work_calendar__list_events");
@@ -95,9 +99,13 @@ return { id: note.structuredContent.id }`;
     const caller = t.caller(t.admin);
     const chat = await caller.chats.create({});
     const { runTurnToEnd, listMessages } = await import("@/server/services/agent/turns");
-    const turn = await runTurnToEnd({ platform: t.platform, principal: t.admin }, chat.id, {
-      message: "Write the plan note",
-    });
+    const turn = await runTurnToEnd(
+      { platform: t.platform, principal: t.admin },
+      {
+        chatId: chat.id,
+        message: "Write the plan note",
+      },
+    );
     expect(turn.status).toBe("Completed");
     expect(turn.messages.filter((m) => m.role === "assistant").at(-1)?.text).toBe("The program is waiting.");
 
@@ -137,7 +145,7 @@ for (;;) { n++ }`;
     const chat = await caller.chats.create({});
     const { startTurn, stopTurn, getTurn } = await import("@/server/services/agent/turns");
     const ctx = { platform: t.platform, principal: t.admin };
-    const { turnId, done } = await startTurn(ctx, chat.id, { message: "spin" }, "server");
+    const { turnId, done } = await startTurn(ctx, { chatId: chat.id, message: "spin" }, "server");
     for (let i = 0; i < 100; i++) {
       const runs = await caller.codeRuns.listByChat({ chatId: chat.id });
       if (runs.length > 0) break;
@@ -159,7 +167,7 @@ for (;;) { n++ }`;
     expect(await caller.chats.mode()).toMatchObject({ modelConfigured: false });
     const { runTurnToEnd } = await import("@/server/services/agent/turns");
     await expect(
-      runTurnToEnd({ platform: t.platform, principal: t.admin }, chat.id, { message: "hi" }),
+      runTurnToEnd({ platform: t.platform, principal: t.admin }, { chatId: chat.id, message: "hi" }),
     ).rejects.toThrow("manual mode");
   });
 });
@@ -188,9 +196,13 @@ describe("the real provider wiring against a local OpenAI-compatible server", ()
 
       const chat = await caller.chats.create({});
       const { runTurnToEnd } = await import("@/server/services/agent/turns");
-      const turn = await runTurnToEnd({ platform: t.platform, principal: t.admin }, chat.id, {
-        message: "Which calendar meetings are busy?",
-      });
+      const turn = await runTurnToEnd(
+        { platform: t.platform, principal: t.admin },
+        {
+          chatId: chat.id,
+          message: "Which calendar meetings are busy?",
+        },
+      );
       expect(turn.status).toBe("Completed");
       const [run] = await caller.codeRuns.listByChat({ chatId: chat.id });
       expect(run?.status).toBe("Completed");

@@ -36,14 +36,7 @@ export async function sentMailCount(request: APIRequestContext): Promise<number>
   return body.result.data.emails.length;
 }
 
-/** The seeds' calendar program (Promise.all over two days, console.log, filter, titles). */
-export const CALENDAR_PROGRAM = `const [today, tomorrow] = await Promise.all([
-  apps.work_calendar.list_events({ day: "2026-10-23" }),
-  apps.work_calendar.list_events({ day: "2026-10-24" }),
-])
-const busy = [today, tomorrow].flatMap((result) => result.structuredContent.events)
-console.log("events", busy.length)
-return busy.filter((event) => event.attendees > 10).map((event) => event.title)`;
+export { CALENDAR_PROGRAM } from "../../contracts/example-programs.mjs";
 
 export interface BuiltServer {
   /** What the server printed so far (stdout and stderr). */

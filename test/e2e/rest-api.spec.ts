@@ -178,3 +178,97 @@ test("Idempotency-Key: a retried POST /v1/chats/:id/code-runs returns the first 
     ((await (await request.get(`/v1/chats/${chat.id}/code-runs`, { headers: admin })).json()) as unknown[]).length,
   ).toBe(2);
 });
+
+test("each domain's REST route and tRPC procedure refuse a bad field with the same schema: 400 naming it", async ({
+  request,
+}) => {
+  const chat = await (await request.post("/v1/chats", { headers: admin, data: { title: "schemas" } })).json();
+  const member = await (
+    await request.post("/v1/users", { headers: admin, data: { name: "Schema person", role: "member" } })
+  ).json();
+  const { version } = await settings(request);
+  /** `restField`: where the REST body is the procedure's `patch`/`answer`, the field is named inside the body. */
+  const cases: { rest: [string, string, unknown]; trpc: [string, unknown]; field: string; restField?: string }[] = [
+    {
+      rest: ["PATCH", `/v1/chats/${chat.id}`, { pinned: "yes" }],
+      trpc: ["chats.update", { id: chat.id, pinned: "yes" }],
+      field: "pinned",
+    },
+    {
+      rest: ["POST", "/v1/users", { name: "Owner", role: "owner" }],
+      trpc: ["users.create", { name: "Owner", role: "owner" }],
+      field: "role",
+    },
+    {
+      rest: ["POST", "/v1/api-keys", { userId: member.id, name: "", permissions: [] }],
+      trpc: ["apiKeys.create", { userId: member.id, name: "", permissions: [] }],
+      field: "name",
+    },
+    {
+      rest: ["PATCH", "/v1/platform/settings", { expectedVersion: version, codeMode: { timeoutMs: 5 } }],
+      trpc: ["settings.update", { expectedVersion: version, codeMode: { timeoutMs: 5 } }],
+      field: "codeMode.timeoutMs",
+    },
+    {
+      rest: ["PATCH", "/v1/connections/conn_work_calendar", { enabled: "no" }],
+      trpc: ["connections.update", { id: "conn_work_calendar", patch: { enabled: "no" } }],
+      field: "patch.enabled",
+      restField: "enabled",
+    },
+    {
+      rest: ["POST", "/v1/decisions/dec_none", { decision: "maybe" }],
+      trpc: ["decisions.decide", { id: "dec_none", decision: "maybe" }],
+      field: "decision",
+    },
+    {
+      rest: ["POST", "/v1/vault", { name: "short/one", secret: "short" }],
+      trpc: ["vault.create", { name: "short/one", secret: "short" }],
+      field: "secret",
+    },
+    {
+      rest: ["POST", "/v1/app-operations/op_none/input", { action: "maybe" }],
+      trpc: ["appOperations.answer", { operationId: "op_none", answer: { action: "maybe" } }],
+      field: "answer.action",
+      restField: "action",
+    },
+    {
+      rest: ["POST", `/v1/chats/${chat.id}/turns`, { message: "   " }],
+      trpc: ["turns.send", { chatId: chat.id, message: "   " }],
+      field: "message",
+    },
+    {
+      rest: ["POST", `/v1/chats/${chat.id}/code-runs`, { code: 5 }],
+      trpc: ["codeRuns.runOnServer", { chatId: chat.id, code: 5 }],
+      field: "code",
+    },
+  ];
+  for (const {
+    rest: [method, url, data],
+    trpc: [procedure, input],
+    field,
+    restField = field,
+  } of cases) {
+    const viaRest = await request.fetch(url, { method, headers: admin, data });
+    expect(viaRest.status(), `${method} ${url}`).toBe(400);
+    const { error } = await viaRest.json();
+    expect(error.message, `${method} ${url}`).toContain(`${restField}:`);
+    expect(
+      error.details.fields.map((f: { field: string }) => f.field),
+      `${method} ${url}`,
+    ).toContain(restField);
+    const viaTrpc = await request.post(`/api/trpc/${procedure}`, { headers: admin, data: input });
+    expect(viaTrpc.status(), procedure).toBe(400);
+    const body = await viaTrpc.json();
+    expect(body.error.message, procedure).toContain(`${field}:`);
+    expect(
+      body.error.data.details.fields.map((f: { field: string }) => f.field),
+      procedure,
+    ).toContain(field);
+  }
+  const queried = await request.get("/v1/decisions?status=open", { headers: admin });
+  expect(queried.status()).toBe(400);
+  expect((await queried.json()).error.message).toContain("status:");
+  const notObject = await request.post("/v1/decisions/dec_none", { headers: admin, data: ["allow"] });
+  expect(notObject.status()).toBe(400);
+  expect((await notObject.json()).error.message).toContain("JSON object");
+});

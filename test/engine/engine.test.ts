@@ -22,7 +22,7 @@ describe("program semantics", () => {
     const host = fakeHost();
     const outcome = await run(CALENDAR_PROGRAM, {}, host);
     expect(parseValue(outcome)).toEqual(["Quarterly review", "Offsite planning"]);
-    expect(outcome.logs).toEqual([{ level: "log", text: "events: 4" }]);
+    expect(outcome.logs).toEqual([{ level: "log", text: "events 4" }]);
     expect(host.calls).toEqual([
       { index: 0, binding: "work_calendar.list_events", argsJson: '{"day":"2026-10-23"}' },
       { index: 1, binding: "work_calendar.list_events", argsJson: '{"day":"2026-10-24"}' },

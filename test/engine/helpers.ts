@@ -36,15 +36,7 @@ export const EVENTS: Record<string, { id: string; title: string; attendees: numb
   ],
 };
 
-export const CALENDAR_PROGRAM = `
-const [d1, d2] = await Promise.all([
-  apps.work_calendar.list_events({ day: "2026-10-23" }),
-  apps.work_calendar.list_events({ day: "2026-10-24" }),
-]);
-const events = [...d1.structuredContent.events, ...d2.structuredContent.events];
-console.log("events:", events.length);
-return events.filter((e) => e.attendees > 10).map((e) => e.title);
-`;
+export { CALENDAR_PROGRAM } from "@/contracts/example-programs.mjs";
 
 export function calendarOutcome(req: CallRequest): CallOutcome {
   if (req.binding === "work_calendar.list_events") {

@@ -44,7 +44,7 @@ describe("SandboxSupervisor with Node worker threads", () => {
       onLog: (line) => lines.push(line),
     });
     expect(parseValue(outcome)).toEqual(["Quarterly review", "Offsite planning"]);
-    expect(lines).toEqual([{ level: "log", text: "events: 4" }]);
+    expect(lines).toEqual([{ level: "log", text: "events 4" }]);
     expect(host.calls.map((c) => c.index)).toEqual([0, 1]);
     const before = spawned;
     expect(parseValue(await supervisor.run(input("return 1"), fakeHost()))).toBe(1);

@@ -3,22 +3,9 @@
 // openbot_run_code with the program it was given; after the tool result it answers with a final text
 // that quotes the result. It records every request so tests can read what the model was sent.
 import { createServer } from "node:http";
+import { CALENDAR_PROGRAM, NOTES_PROGRAM } from "../../contracts/example-programs.mjs";
 
-export const STUB_PROGRAM = `const [today, tomorrow] = await Promise.all([
-  apps.work_calendar.list_events({ day: "2026-10-23" }),
-  apps.work_calendar.list_events({ day: "2026-10-24" }),
-])
-const busy = [today, tomorrow].flatMap((result) => result.structuredContent.events)
-console.log("events", busy.length)
-return busy.filter((event) => event.attendees > 10).map((event) => event.title)`;
-
-export const NOTES_PROGRAM = `const note = await apps.notes.read_note({ id: "note_seed_1" })
-try {
-  const sent = await apps.email.send_email({ to: "team@example.com", subject: note.structuredContent.title, body: note.structuredContent.body })
-  return { sent: sent.structuredContent.id }
-} catch (error) {
-  return { notSent: error.name }
-}`;
+export { CALENDAR_PROGRAM as STUB_PROGRAM, NOTES_PROGRAM };
 
 /** The answer to a message asking for Markdown: headings, a table, a task list, a code block and a link. */
 export const MARKDOWN_ANSWER = [
@@ -55,7 +42,7 @@ function programFor(text, calendarProgram) {
   return null;
 }
 
-export function startOpenAIStub({ port = 0, program = STUB_PROGRAM } = {}) {
+export function startOpenAIStub({ port = 0, program = CALENDAR_PROGRAM } = {}) {
   const requests = [];
   let calls = 0;
   const server = createServer(async (req, res) => {

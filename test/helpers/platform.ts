@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import type { Permission } from "@/contracts/permissions";
 import { appRouter } from "@/server/api/root";
 import { createContextInner } from "@/server/api/trpc";
 import { bootPlatform } from "@/server/boot";
@@ -52,7 +53,7 @@ export async function startTestPlatform(
 export async function makePerson(
   t: TestPlatform,
   role: "admin" | "member",
-  permissions: string[] = ["apps.use", "sessions.read", "sessions.write"],
+  permissions: Permission[] = ["apps.use", "sessions.read", "sessions.write"],
 ): Promise<Principal> {
   const caller = t.caller(t.admin);
   const { id } = await caller.users.create({ name: `${role} person`, role });
@@ -60,12 +61,4 @@ export async function makePerson(
   return (await principalFromToken(t.platform.db, token))!;
 }
 
-export const CALENDAR_PROGRAM = `const [today, tomorrow] = await Promise.all([
-  apps.work_calendar.list_events({ day: "2026-10-23" }),
-  apps.work_calendar.list_events({ day: "2026-10-24" }),
-])
-const busy = [today, tomorrow].flatMap(
-  (result) => result.structuredContent.events,
-)
-console.log("events", busy.length)
-return busy.filter((event) => event.attendees > 10).map((event) => event.title)`;
+export { CALENDAR_PROGRAM } from "@/contracts/example-programs.mjs";

@@ -47,10 +47,10 @@ describe("deleting a chat", () => {
     const ctx = { platform: t.platform, principal: t.admin };
     const doomed = await caller.chats.create({});
     const kept = await caller.chats.create({ title: "Kept" });
-    await runTurnToEnd(ctx, doomed.id, { message: "Which calendar meetings are busy?" });
-    const waiting = await runTurnToEnd(ctx, doomed.id, { message: "Send the notes to the team" });
+    await runTurnToEnd(ctx, { chatId: doomed.id, message: "Which calendar meetings are busy?" });
+    const waiting = await runTurnToEnd(ctx, { chatId: doomed.id, message: "Send the notes to the team" });
     expect(waiting.status).toBe("Completed");
-    await runTurnToEnd(ctx, kept.id, { message: "Which calendar meetings are busy?" });
+    await runTurnToEnd(ctx, { chatId: kept.id, message: "Which calendar meetings are busy?" });
     const before = await rowsOf(doomed.id);
     for (const [table, n] of Object.entries(before)) expect(n, table).toBeGreaterThan(0);
     const keptBefore = await rowsOf(kept.id);

@@ -86,9 +86,13 @@ return r.structuredContent.body`,
     });
     try {
       const chat = await t.caller(t.admin).chats.create({});
-      const turn = await runTurnToEnd({ platform: t.platform, principal: t.admin }, chat.id, {
-        message: "read the note",
-      });
+      const turn = await runTurnToEnd(
+        { platform: t.platform, principal: t.admin },
+        {
+          chatId: chat.id,
+          message: "read the note",
+        },
+      );
       expect(turn.status).toBe("Completed");
       expect(JSON.stringify(seen)).toContain("token ⟦hidden:notes/token⟧");
       expect(JSON.stringify(seen)).not.toContain(SECRET);
@@ -116,7 +120,10 @@ return r.structuredContent.body`,
     });
     try {
       const chat = await t.caller(t.admin).chats.create({});
-      const turn = await runTurnToEnd({ platform: t.platform, principal: t.admin }, chat.id, { message: "write it" });
+      const turn = await runTurnToEnd(
+        { platform: t.platform, principal: t.admin },
+        { chatId: chat.id, message: "write it" },
+      );
       expect(turn.status).toBe("Completed");
       expect(seen).toEqual([{ error: { name: "VaultDenied", message: expect.stringContaining("Nothing was sent") } }]);
       expect(await t.caller(t.admin).decisions.list({ status: "pending", chatId: chat.id })).toEqual([]);
@@ -213,7 +220,7 @@ try {
       .catch((e: TRPCError) => e);
     expect((unknown as TRPCError).message).toContain("usableBy.users: no such user usr_nobody");
     const badRole = await caller.vault
-      .setAccess({ name: "admin/only", usableBy: { roles: ["owner"] } })
+      .setAccess({ name: "admin/only", usableBy: { roles: ["owner" as never] } })
       .catch((e: TRPCError) => e);
     expect((badRole as TRPCError).message).toContain("usableBy.roles");
     const updated = await caller.vault.setAccess({

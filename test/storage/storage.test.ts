@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDb } from "@/server/db/client";
 import { migrate } from "@/server/db/migrate";
 import { MIGRATIONS } from "@/server/db/migrations";
-import { readSettings, updateSettings } from "@/server/services/settings";
+import { readSettings, writeSettings } from "@/server/services/settings";
 import { BACKENDS } from "../helpers/databases";
 import { startTestPlatform, type TestPlatform } from "../helpers/platform";
 
@@ -88,8 +88,8 @@ describe.each(BACKENDS)("storage on $name", (backend) => {
       };
       const start = await readSettings(db);
       const results = await Promise.allSettled([
-        updateSettings(db, admin, { expectedVersion: start.version, codeMode: { timeoutMs: 2000 } }),
-        updateSettings(db, admin, { expectedVersion: start.version, codeMode: { timeoutMs: 3000 } }),
+        writeSettings(db, admin, { expectedVersion: start.version, codeMode: { timeoutMs: 2000 } }),
+        writeSettings(db, admin, { expectedVersion: start.version, codeMode: { timeoutMs: 3000 } }),
       ]);
       expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
       expect((await readSettings(db)).version).toBe(start.version + 1);

@@ -1,15 +1,14 @@
+import { createChatInput, listChatsInput } from "@/contracts/chats";
 import { guard } from "@/server/api/access";
-import { rest } from "@/server/http/rest";
+import { parseInput, queryInput, rest, withBody } from "@/server/http/rest";
 import { createChat, listChats } from "@/server/services/chats";
 
 export const dynamic = "force-dynamic";
 /** `?query=` keeps the chats whose title contains it. */
 export const GET = rest(
-  guard("GET /v1/chats", ({ ctx, query }) =>
-    listChats(ctx.platform.db, ctx.principal, { query: query.get("query") ?? undefined }),
-  ),
+  guard("GET /v1/chats", ({ ctx, query }) => listChats(ctx, parseInput(listChatsInput, queryInput(query)))),
 );
 export const POST = rest(
-  guard("POST /v1/chats", ({ ctx, body }) => createChat(ctx.platform.db, ctx.principal, body)),
+  guard("POST /v1/chats", ({ ctx, body }) => createChat(ctx, parseInput(createChatInput, withBody(body, {})))),
   { status: 201 },
 );

@@ -1,13 +1,11 @@
 import "server-only";
-import { z } from "zod";
+import { answerInputInput, pendingInputsQuery } from "@/contracts/app-operations";
 import { answerPendingInput, listPendingInputs } from "../../services/app-operations";
 import { createTRPCRouter, publicProcedure } from "../trpc";
 
 export const appOperationsRouter = createTRPCRouter({
   pendingInputs: publicProcedure
-    .input(z.object({ chatId: z.string() }))
+    .input(pendingInputsQuery)
     .query(({ ctx, input }) => listPendingInputs(ctx, input.chatId)),
-  answer: publicProcedure
-    .input(z.object({ operationId: z.string(), answer: z.unknown() }))
-    .mutation(({ ctx, input }) => answerPendingInput(ctx, input.operationId, input.answer)),
+  answer: publicProcedure.input(answerInputInput).mutation(({ ctx, input }) => answerPendingInput(ctx, input)),
 });

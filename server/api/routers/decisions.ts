@@ -1,11 +1,9 @@
 import "server-only";
-import { z } from "zod";
+import { decideInput, listDecisionsInput } from "@/contracts/decisions";
 import { decide, listDecisions } from "../../services/decisions";
 import { createTRPCRouter, publicProcedure } from "../trpc";
 
 export const decisionsRouter = createTRPCRouter({
-  list: publicProcedure.input(z.unknown()).query(({ ctx, input }) => listDecisions(ctx, input)),
-  decide: publicProcedure
-    .input(z.object({ id: z.string(), decision: z.unknown() }))
-    .mutation(({ ctx, input }) => decide(ctx, input.id, { decision: input.decision })),
+  list: publicProcedure.input(listDecisionsInput.optional()).query(({ ctx, input }) => listDecisions(ctx, input)),
+  decide: publicProcedure.input(decideInput).mutation(({ ctx, input }) => decide(ctx, input)),
 });

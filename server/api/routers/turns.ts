@@ -1,47 +1,25 @@
 import "server-only";
-import { on } from "node:events";
 import { z } from "zod";
-import { idField } from "@/contracts/code-run";
-import type { TurnEvent } from "@/contracts/turn-events";
+import { sendTurnInput } from "@/contracts/chats";
+import { idField } from "@/contracts/text";
+import { turnEvents } from "../../services/agent/turn-feed";
 import { getTurn, listMessages, startTurn, stopTurn } from "../../services/agent/turns";
-import { readableChat } from "../../services/chats";
 import { createTRPCRouter, publicProcedure } from "../trpc";
+
+const turnRef = z.object({ turnId: idField("turnId") });
+const chatRef = z.object({ chatId: idField("chatId") });
 
 export const turnsRouter = createTRPCRouter({
   /** Starts a turn from the web chat; programs run in this page's worker. Events stream on onEvent. */
-  send: publicProcedure
-    .input(z.object({ chatId: idField("chatId"), message: z.unknown() }))
-    .mutation(async ({ ctx, input }) => {
-      const { turnId } = await startTurn(ctx, input.chatId, { message: input.message }, "browser");
-      return { turnId };
-    }),
-  stop: publicProcedure
-    .input(z.object({ turnId: idField("turnId") }))
-    .mutation(({ ctx, input }) => stopTurn(ctx, input.turnId)),
-  byId: publicProcedure
-    .input(z.object({ turnId: idField("turnId") }))
-    .query(({ ctx, input }) => getTurn(ctx, input.turnId)),
-  messages: publicProcedure
-    .input(z.object({ chatId: idField("chatId") }))
-    .query(({ ctx, input }) => listMessages(ctx, input.chatId)),
-  /** Live events of the chat's turns. While a page listens, the chat's programs run in its worker. */
-  onEvent: publicProcedure.input(z.object({ chatId: idField("chatId") })).subscription(async function* ({
-    ctx,
-    input,
-    signal,
-  }) {
-    await readableChat(ctx.platform.db, ctx.principal, input.chatId);
-    const listeners = ctx.platform.pageListeners;
-    listeners.set(input.chatId, (listeners.get(input.chatId) ?? 0) + 1);
-    try {
-      for await (const [payload] of on(ctx.platform.events, "turn", { signal })) {
-        const { chatId, event } = payload as { chatId: string; event: TurnEvent };
-        if (chatId === input.chatId) yield event;
-      }
-    } finally {
-      const left = (listeners.get(input.chatId) ?? 1) - 1;
-      if (left > 0) listeners.set(input.chatId, left);
-      else listeners.delete(input.chatId);
-    }
+  send: publicProcedure.input(sendTurnInput).mutation(async ({ ctx, input }) => {
+    const { turnId } = await startTurn(ctx, input, "browser");
+    return { turnId };
   }),
+  stop: publicProcedure.input(turnRef).mutation(({ ctx, input }) => stopTurn(ctx, input.turnId)),
+  byId: publicProcedure.input(turnRef).query(({ ctx, input }) => getTurn(ctx, input.turnId)),
+  messages: publicProcedure.input(chatRef).query(({ ctx, input }) => listMessages(ctx, input.chatId)),
+  /** Live events of the chat's turns. While a page listens, the chat's programs run in its worker. */
+  onEvent: publicProcedure
+    .input(chatRef)
+    .subscription(({ ctx, input, signal }) => turnEvents(ctx, input.chatId, signal)),
 });

@@ -8,10 +8,10 @@ import { createAnthropic } from "@ai-sdk/anthropic";
 import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { generateText, type LanguageModel } from "ai";
-import { type ModelSettingsView, modelPatchSchema } from "@/contracts/settings";
+import type { ModelPatch, ModelSettingsView } from "@/contracts/settings";
 import type { Platform } from "../../platform";
-import { type Principal, requirePermission } from "../auth";
-import { invalidInput } from "../errors";
+import { requirePermission } from "../auth";
+import type { ServiceContext } from "../context";
 import { readModelApiKey, readSettings } from "../settings";
 
 export function makeModel(settings: Omit<ModelSettingsView, "apiKeySet">, apiKey: string | undefined): LanguageModel {
@@ -41,21 +41,17 @@ export async function resolveModel(platform: Platform): Promise<LanguageModel | 
  * never receives it. An answer with no text is a warning, not a success.
  */
 export async function testModelConnection(
-  platform: Platform,
-  principal: Principal | null,
-  input?: unknown,
+  { platform, principal }: ServiceContext,
+  input?: ModelPatch,
 ): Promise<{ ok: boolean; warning?: boolean; message: string }> {
   requirePermission(principal, "platform.admin");
   let model: LanguageModel | null;
-  if (input === undefined || input === null) model = await resolveModel(platform);
+  if (input === undefined) model = await resolveModel(platform);
   else {
-    const parsed = modelPatchSchema.safeParse(input);
-    if (!parsed.success) throw invalidInput(parsed.error.issues);
     const saved = (await readSettings(platform.db)).model;
-    const sameEndpoint =
-      saved && saved.provider === parsed.data.provider && (saved.baseURL ?? "") === (parsed.data.baseURL ?? "");
-    const apiKey = parsed.data.apiKey ?? (sameEndpoint ? await readModelApiKey(platform.db, platform.open) : undefined);
-    model = makeModel(parsed.data, apiKey);
+    const sameEndpoint = saved && saved.provider === input.provider && (saved.baseURL ?? "") === (input.baseURL ?? "");
+    const apiKey = input.apiKey ?? (sameEndpoint ? await readModelApiKey(platform.db, platform.open) : undefined);
+    model = makeModel(input, apiKey);
   }
   if (!model) return { ok: false, message: "No model is configured." };
   try {

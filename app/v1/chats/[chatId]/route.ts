@@ -1,16 +1,17 @@
+import { updateChatInput } from "@/contracts/chats";
 import { guard } from "@/server/api/access";
-import { rest } from "@/server/http/rest";
+import { parseInput, rest, withBody } from "@/server/http/rest";
 import { deleteChat } from "@/server/services/agent/turns";
-import { readableChat, updateChat } from "@/server/services/chats";
+import { getChat, updateChat } from "@/server/services/chats";
 
 export const dynamic = "force-dynamic";
 export const GET = rest<{ chatId: string }>(
-  guard("GET /v1/chats/[chatId]", ({ ctx, params }) => readableChat(ctx.platform.db, ctx.principal, params.chatId)),
+  guard("GET /v1/chats/[chatId]", ({ ctx, params }) => getChat(ctx, params.chatId)),
 );
 /** `{title?, pinned?}`: rename or pin (owner or admin). */
 export const PATCH = rest<{ chatId: string }>(
   guard("PATCH /v1/chats/[chatId]", ({ ctx, params, body }) =>
-    updateChat(ctx.platform.db, ctx.principal, params.chatId, body),
+    updateChat(ctx, parseInput(updateChatInput, withBody(body, { id: params.chatId }))),
   ),
 );
 /** Deletes the chat with its turns, messages, runs and decisions (owner or admin). */

@@ -1,6 +1,11 @@
+import { decideInput } from "@/contracts/decisions";
 import { guard } from "@/server/api/access";
-import { rest } from "@/server/http/rest";
+import { parseInput, rest, withBody } from "@/server/http/rest";
 import { decide } from "@/server/services/decisions";
 
 export const dynamic = "force-dynamic";
-export const POST = rest(guard("POST /v1/decisions/[id]", ({ ctx, params, body }) => decide(ctx, params.id!, body)));
+export const POST = rest(
+  guard("POST /v1/decisions/[id]", ({ ctx, params, body }) =>
+    decide(ctx, parseInput(decideInput, withBody(body, { id: params.id }))),
+  ),
+);

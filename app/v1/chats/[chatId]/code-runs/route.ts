@@ -1,5 +1,6 @@
+import { startRunInput } from "@/contracts/code-run";
 import { guard } from "@/server/api/access";
-import { rest } from "@/server/http/rest";
+import { parseInput, rest, withBody } from "@/server/http/rest";
 import { listRuns } from "@/server/services/code-runs/records";
 import { runOnServerOnce } from "@/server/services/idempotency";
 
@@ -10,7 +11,7 @@ export const POST = rest(
   guard("POST /v1/chats/[chatId]/code-runs", ({ ctx, req, params, body }) =>
     runOnServerOnce(
       ctx,
-      { ...(typeof body === "object" && body !== null ? body : {}), chatId: params.chatId },
+      parseInput(startRunInput, withBody(body, { chatId: params.chatId })),
       req.headers.get("idempotency-key"),
     ),
   ),

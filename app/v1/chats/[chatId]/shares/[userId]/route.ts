@@ -1,10 +1,11 @@
+import { shareChatInput } from "@/contracts/chats";
 import { guard } from "@/server/api/access";
-import { rest } from "@/server/http/rest";
+import { parseInput, rest } from "@/server/http/rest";
 import { unshareChat } from "@/server/services/chats";
 
 export const dynamic = "force-dynamic";
 export const DELETE = rest(
   guard("DELETE /v1/chats/[chatId]/shares/[userId]", ({ ctx, params }) =>
-    unshareChat(ctx.platform.db, ctx.principal, params.chatId!, params.userId!),
+    unshareChat(ctx, parseInput(shareChatInput, params)),
   ),
 );

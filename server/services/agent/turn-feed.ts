@@ -1,0 +1,35 @@
+/**
+ * The live events of a chat's turns: published by the loop, streamed to a page that reads the chat. While a page listens, the chat's programs
+ * run in its worker (`platform.pageListeners` counts the listening pages per chat).
+ */
+import "server-only";
+import { on } from "node:events";
+import type { TurnEvent } from "@/contracts/turn-events";
+import type { Platform } from "../../platform";
+import { readableChat } from "../chats";
+import type { ServiceContext } from "../context";
+
+/** Publishes a live event of a chat's turn. */
+export const emitTurnEvent = (platform: Platform, chatId: string, event: TurnEvent): void => {
+  platform.events.emit("turn", { chatId, event });
+};
+
+export async function* turnEvents(
+  ctx: ServiceContext,
+  chatId: string,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<TurnEvent> {
+  await readableChat(ctx.platform.db, ctx.principal, chatId);
+  const listeners = ctx.platform.pageListeners;
+  listeners.set(chatId, (listeners.get(chatId) ?? 0) + 1);
+  try {
+    for await (const [payload] of on(ctx.platform.events, "turn", { signal })) {
+      const { chatId: of, event } = payload as { chatId: string; event: TurnEvent };
+      if (of === chatId) yield event;
+    }
+  } finally {
+    const left = (listeners.get(chatId) ?? 1) - 1;
+    if (left > 0) listeners.set(chatId, left);
+    else listeners.delete(chatId);
+  }
+}

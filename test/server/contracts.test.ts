@@ -1,0 +1,80 @@
+/**
+ * Every request is parsed by its contract schema before a service runs (tRPC `.input`): a bad field is a
+ * BAD_REQUEST whose message and `details.fields` name it, one case per domain. Each case is input a
+ * service without the schema would accept or answer differently (stored, NOT_FOUND, UNAVAILABLE, a
+ * database error), so dropping a procedure's schema fails its case.
+ */
+import type { TRPCError } from "@trpc/server";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestPlatform, type TestPlatform } from "../helpers/platform";
+
+let t: TestPlatform;
+beforeAll(async () => {
+  t = await startTestPlatform();
+});
+afterAll(() => t?.close());
+
+type Fields = { field: string; message: string }[];
+async function refusal(call: Promise<unknown>): Promise<{ code: string; message: string; fields: Fields }> {
+  const error = (await call.then(
+    () => null,
+    (e: unknown) => e,
+  )) as TRPCError | null;
+  expect(error, "the call was accepted").not.toBeNull();
+  const details = (error!.cause as { details?: { fields?: Fields } } | undefined)?.details;
+  return { code: error!.code, message: error!.message, fields: details?.fields ?? [] };
+}
+
+describe("one schema per request, named fields in the refusal", () => {
+  it("refuses a bad field in every domain before its service runs", async () => {
+    const admin = t.caller(t.admin);
+    const chat = await admin.chats.create({ title: "contracts" });
+    const { id: userId } = await admin.users.create({ name: "Contract person", role: "member" });
+    const settings = await admin.settings.get();
+    const cases: [string, () => Promise<unknown>, string][] = [
+      ["chats.update", () => admin.chats.update({ id: chat.id, pinned: "yes" as never }), "pinned"],
+      ["chats.share", () => admin.chats.share({ chatId: chat.id, userId: 5 as never }), "userId"],
+      ["users.create", () => admin.users.create({ name: "Owner", role: "owner" as never }), "role"],
+      ["apiKeys.create", () => admin.apiKeys.create({ userId, name: "", permissions: [] }), "name"],
+      [
+        "settings.update",
+        () => admin.settings.update({ expectedVersion: settings.version, codeMode: { timeoutMs: 5 } }),
+        "codeMode.timeoutMs",
+      ],
+      ["connections.codeApi", () => admin.connections.codeApi({ query: 5 as never }), "query"],
+      [
+        "connections.update",
+        () => admin.connections.update({ id: "conn_work_calendar", patch: { enabled: "no" as never } }),
+        "patch.enabled",
+      ],
+      ["decisions.decide", () => admin.decisions.decide({ id: "dec_none", decision: "maybe" as never }), "decision"],
+      ["decisions.list", () => admin.decisions.list({ status: "open" as never }), "status"],
+      ["vault.create", () => admin.vault.create({ name: "short/one", secret: "short" }), "secret"],
+      [
+        "appOperations.answer",
+        () => admin.appOperations.answer({ operationId: "op_none", answer: { action: "maybe" } as never }),
+        "answer.action",
+      ],
+      ["turns.send", () => admin.turns.send({ chatId: chat.id, message: "   " }), "message"],
+      ["codeRuns.runOnServer", () => admin.codeRuns.runOnServer({ chatId: chat.id, code: 5 as never }), "code"],
+    ];
+    for (const [procedure, call, field] of cases) {
+      const r = await refusal(call());
+      expect(r.code, procedure).toBe("BAD_REQUEST");
+      expect(r.message, procedure).toContain(`${field}:`);
+      expect(
+        r.fields.map((f) => f.field),
+        procedure,
+      ).toContain(field);
+    }
+    expect((await admin.chats.byId({ id: chat.id })).pinned).toBe(false);
+    expect((await admin.settings.get()).version).toBe(settings.version);
+    expect((await admin.vault.list()).map((e) => e.name)).not.toContain("short/one");
+  });
+
+  it("a stranger is refused before the schema looks at the input", async () => {
+    const stranger = t.caller(null);
+    const r = await refusal(stranger.users.create({ name: "x", role: "owner" as never }));
+    expect(r.code).toBe("UNAUTHORIZED");
+  });
+});
