@@ -51,25 +51,37 @@ function prepareNext(): void {
   const module = lastModule;
   if (!module) return;
   const state = stateOf(module);
-  if (state.active > 0 || state.fresh || module.broken) return;
+  if (state.active > 0 || state.fresh.length > 0 || module.broken) return;
+  prepareOne(module, state);
+}
+
+/** Adds one prepared context to the module's stock; false if none could be made (the heap is full, or it broke). */
+function prepareOne(module: SandboxModule, state: ModuleState): boolean {
   try {
-    state.fresh = prepareContext(module);
+    const fresh = prepareContext(module);
+    if (!fresh) return false;
+    state.fresh.push(fresh);
+    return true;
   } catch {
     evictModule(module);
+    return false;
   }
 }
 
 /**
- * Per module: the fresh context prepared for its next run (see `FreshContext`), the runs in progress, and
- * whether a preparation is scheduled. A context is prepared only while the module has no run, in a task
- * of its own after the last run ended, so preparing never delays an outcome nor shares a heap with a
- * running program; a run that finds none (runs back to back, or another memory size) makes its own.
+ * Per module: the fresh contexts prepared for its next runs (see `FreshContext`), the runs in progress, and
+ * whether a preparation is scheduled. Contexts are prepared only while the module has no run, one per task
+ * after the last run ended (until `STOCK` are ready), so preparing never delays an outcome nor shares a heap
+ * with a running program. Two are kept so that runs back to back (no idle task between them) still start
+ * from prepared ones; a run that finds none (a longer burst, or another memory size) makes its own.
  */
 interface ModuleState {
-  fresh: FreshContext | undefined;
+  fresh: FreshContext[];
   active: number;
   scheduled: boolean;
 }
+/** Prepared contexts kept per module (each a runtime, a context and the compiled core: ~0.2 MiB of its heap). */
+const STOCK = 2;
 const states = new WeakMap<SandboxModule, ModuleState>();
 let preparedRuns = 0;
 
@@ -81,7 +93,7 @@ export function preparedRunCount(): number {
 function stateOf(module: SandboxModule): ModuleState {
   let state = states.get(module);
   if (!state) {
-    state = { fresh: undefined, active: 0, scheduled: false };
+    state = { fresh: [], active: 0, scheduled: false };
     states.set(module, state);
   }
   return state;
@@ -89,16 +101,12 @@ function stateOf(module: SandboxModule): ModuleState {
 
 function prepareSoon(module: SandboxModule): void {
   const state = stateOf(module);
-  if (state.scheduled || state.fresh || module.broken) return;
+  if (state.scheduled || state.fresh.length >= STOCK || module.broken) return;
   state.scheduled = true;
   setTimeout(() => {
     state.scheduled = false;
-    if (state.active > 0 || state.fresh || module.broken) return;
-    try {
-      state.fresh = prepareContext(module);
-    } catch {
-      evictModule(module);
-    }
+    if (state.active > 0 || state.fresh.length >= STOCK || module.broken) return;
+    if (prepareOne(module, state)) prepareSoon(module);
   }, 0);
 }
 
@@ -114,8 +122,7 @@ async function runProgram(input: RunInput, host: EngineHost): Promise<EngineOutc
   }
   lastModule = module;
   const state = stateOf(module);
-  const fresh = module.broken ? undefined : state.fresh;
-  state.fresh = undefined;
+  const fresh = module.broken ? undefined : state.fresh.shift();
   if (fresh) preparedRuns += 1;
   state.active += 1;
   try {
