@@ -128,6 +128,25 @@ describe("SandboxSupervisor with Node worker threads", () => {
   });
 });
 
+describe("the compiled .wasm handed to worker threads", () => {
+  it("is what the worker instantiates: a module that is not QuickJS makes its engine fail to load", async () => {
+    const notQuickJs = new WebAssembly.Module(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]));
+    const local = new SandboxSupervisor({ spawn: () => spawnNodeWorker(undefined, notQuickJs) });
+    try {
+      const outcome = await local.run(input("return 1"), fakeHost());
+      expect(outcome).toMatchObject({ status: "failed", reason: "Unavailable" });
+    } finally {
+      local.dispose();
+    }
+    const shared = new SandboxSupervisor({ spawn: () => spawnNodeWorker() });
+    try {
+      expect(parseValue(await shared.run(input("return [1, 2].map((x) => x * 3)"), fakeHost()))).toEqual([3, 6]);
+    } finally {
+      shared.dispose();
+    }
+  });
+});
+
 describe("messages per run", () => {
   it("sends all the calls of one slice in one message and answers ready together in one message", async () => {
     const sent: string[] = [];
