@@ -6,7 +6,7 @@
  * memory is the `memoryMb` cap; see run-session.ts for the run itself and prelude.ts for the guest side.
  */
 import type { EngineLimits, RunInput } from "../contracts/engine";
-import { evictModule, moduleFor, type SandboxModule, useCompiledWasm } from "./quickjs-module";
+import { evictModule, moduleFor, type SandboxModule, setCompiledWasm } from "./quickjs-module";
 import { type EngineHost, type EngineOutcome, type FreshContext, prepareContext, RunSession } from "./run-session";
 
 export { canonicalJson } from "./canonical-json";
@@ -25,7 +25,7 @@ export interface Engine {
 export interface LoadEngineOptions {
   /** Memory size whose module is loaded up front, so a failure to load shows at once. Default 64. */
   preloadMemoryMb?: number;
-  /** The QuickJS .wasm already compiled (by the process that spawned this worker); see `useCompiledWasm`. */
+  /** The QuickJS .wasm already compiled (by the process that spawned this worker); see `setCompiledWasm`. */
   wasmModule?: WebAssembly.Module;
 }
 
@@ -41,7 +41,7 @@ export const CODE_MAX_CHARS = 1 << 20;
 
 /** Loads the QuickJS module (rejects if WebAssembly cannot load it) and returns the engine. */
 export async function loadEngine(options: LoadEngineOptions = {}): Promise<Engine> {
-  if (options.wasmModule) useCompiledWasm(options.wasmModule);
+  if (options.wasmModule) setCompiledWasm(options.wasmModule);
   lastModule = await moduleFor(options.preloadMemoryMb ?? 64);
   prepareSoon(lastModule);
   return { run: runProgram, prepareNext };

@@ -42,7 +42,7 @@ interface EmscriptenHeap {
 }
 
 const cache = new Map<number, Promise<SandboxModule>>();
-/** A compiled QuickJS WebAssembly.Module handed in by the host (see `useCompiledWasm`), or undefined. */
+/** A compiled QuickJS WebAssembly.Module handed in by the host (see `setCompiledWasm`), or undefined. */
 let compiledWasm: WebAssembly.Module | undefined;
 
 /**
@@ -50,7 +50,7 @@ let compiledWasm: WebAssembly.Module | undefined;
  * .wasm again. A Node server compiles it once and hands it to each worker thread: the threads then share its
  * compiled (and tiered-up) code, so a new worker's first run does not start from cold code.
  */
-export function useCompiledWasm(module: WebAssembly.Module): void {
+export function setCompiledWasm(module: WebAssembly.Module): void {
   compiledWasm = module;
 }
 
