@@ -73,8 +73,8 @@ function prepareOne(module: SandboxModule, state: ModuleState): boolean {
 
 /**
  * Per module: the fresh contexts prepared for its next runs (see `FreshContext`), the runs in progress, and
- * whether a preparation is scheduled. Contexts are prepared only while the module has no run, one per task
- * after the last run ended (until `STOCK` are ready), so preparing never delays an outcome nor shares a heap
+ * whether a preparation is scheduled. Contexts are prepared only while the module has no run, in a task of
+ * their own after the last run ended (up to `STOCK`, ~0.6 ms each), so preparing never delays an outcome nor shares a heap
  * with a running program. Two are kept so that runs back to back (no idle task between them) still start
  * from prepared ones; a run that finds none (a longer burst, or another memory size) makes its own.
  */
@@ -108,8 +108,9 @@ function prepareSoon(module: SandboxModule): void {
   state.scheduled = true;
   setTimeout(() => {
     state.scheduled = false;
-    if (state.active > 0 || state.fresh.length >= STOCK || module.broken) return;
-    if (prepareOne(module, state)) prepareSoon(module);
+    while (state.active === 0 && state.fresh.length < STOCK && !module.broken) {
+      if (!prepareOne(module, state)) return;
+    }
   }, 0);
 }
 
