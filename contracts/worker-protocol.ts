@@ -16,15 +16,23 @@ export interface BusyMeter {
   base: number;
 }
 
+/** The driver's answer to call `index` of a run. */
+export interface CallAnswer {
+  index: number;
+  answer: HostCallAnswer;
+}
+
 export type ToWorker =
   | { type: "run"; nonce: string; input: RunInput; meter?: BusyMeter }
-  | { type: "answer"; nonce: string; index: number; answer: HostCallAnswer }
+  /** Answers to calls of the run, in the order they were ready (all that were ready at once go in one message). */
+  | { type: "answers"; nonce: string; answers: CallAnswer[] }
   | { type: "cancel"; nonce: string };
 
 export type FromWorker =
   /** The engine loaded (or, with `error`, could not load: every run then fails Unavailable at once). */
   | { type: "ready"; error?: string }
-  | { type: "call"; nonce: string; call: CallRequest }
+  /** Calls the program issued; all the calls of one guest slice go in one message. */
+  | { type: "calls"; nonce: string; calls: CallRequest[] }
   | { type: "log"; nonce: string; line: LogLine }
   /** The program is running guest code (true) or only waiting for App calls (false): drives the watchdog. */
   | { type: "busy"; nonce: string; busy: boolean }
@@ -35,7 +43,7 @@ export function isFromWorker(value: unknown): value is FromWorker {
     typeof value === "object" &&
     value !== null &&
     typeof (value as { type?: unknown }).type === "string" &&
-    ["ready", "call", "log", "busy", "done"].includes((value as { type: string }).type)
+    ["ready", "calls", "log", "busy", "done"].includes((value as { type: string }).type)
   );
 }
 
@@ -44,6 +52,6 @@ export function isToWorker(value: unknown): value is ToWorker {
     typeof value === "object" &&
     value !== null &&
     typeof (value as { type?: unknown }).type === "string" &&
-    ["run", "answer", "cancel"].includes((value as { type: string }).type)
+    ["run", "answers", "cancel"].includes((value as { type: string }).type)
   );
 }

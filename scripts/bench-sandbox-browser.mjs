@@ -3,7 +3,7 @@
  * /usr/bin/chromium, through Playwright). Bundles the sandbox Web Worker (worker/browser-worker.ts), a bare
  * quickjs-emscripten worker and the bench page (scripts/bench-browser/) into dist/bench-browser, serves them
  * on 127.0.0.1:OPENBOT_BENCH_PORT (default 3162), and prints the page figures beside the bare worker and the
- * cold start (new worker: module load + first run). Informational only.
+ * cold start (new worker: module load + first run) with its phases. `--cold` measures only the cold start. Informational only.
  */
 import { copyFile, mkdir, readFile, writeFile } from "node:fs/promises";
 import http from "node:http";
@@ -66,15 +66,18 @@ try {
   page.on("pageerror", (error) => console.error("page error:", error.message));
   await page.goto(`http://127.0.0.1:${port}/index.html`);
   await page.waitForFunction(() => typeof window.runBench === "function");
-  const { cold, results, crossOriginIsolated, userAgent } = await page.evaluate(() => window.runBench());
+  const coldOnly = process.argv.includes("--cold");
+  const { cold, results, crossOriginIsolated, userAgent } = await page.evaluate((options) => window.runBench(options), {
+    coldOnly,
+  });
   console.log(
     `${userAgent.match(/Chrome\/[\d.]+/)?.[0] ?? userAgent}; crossOriginIsolated ${crossOriginIsolated} (busy time by ${crossOriginIsolated ? "shared meter" : "messages"})`,
   );
   console.log(
     "page path: SandboxSupervisor over Web Workers, tools answered by the page; bare: quickjs-emscripten in a Web Worker, calls answered by the page\n",
   );
-  const table = [["workload", "bare worker", "page", "×bare", "peer", "goal", "page vs goal"]];
-  for (const workload of WORKLOADS) {
+  const table = coldOnly ? [] : [["workload", "bare worker", "page", "×bare", "peer", "goal", "page vs goal"]];
+  for (const workload of coldOnly ? [] : WORKLOADS) {
     const r = results[workload.name];
     const goal = goalOf(workload.name, r.bare);
     const ratio = goal.ratio(r.page);
@@ -88,9 +91,12 @@ try {
       `${fmt(ratio, 2)} ${ratio <= goal.max ? "ok" : "MISS"}`,
     ]);
   }
-  printTable(table);
+  if (!coldOnly) printTable(table);
   console.log(
     `\ncold start (new worker: module load + first run), median of 8 after the first: page ${fmt(cold.ours)} ms (goal ≤ 100 ms: ${cold.ours <= 100 ? "ok" : "MISS"}), bare worker ${fmt(cold.bare)} ms; very first: page ${fmt(cold.first.ours)} ms, bare ${fmt(cold.first.bare)} ms`,
+  );
+  console.log(
+    `cold start phases (page, medians): worker answered "ready" (script + WASM load) at ${fmt(cold.phases.ready)} ms, its first "done" (the warm-up run, or the run itself) at ${fmt(cold.phases.firstDone)} ms, the run's outcome at ${fmt(cold.ours)} ms`,
   );
 } finally {
   await browser.close();

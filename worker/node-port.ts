@@ -3,6 +3,7 @@
  * as a worker thread and adapts it to the supervisor's `WorkerPort`. Server-only. An exit the supervisor
  * did not ask for is reported as an error, so the run fails `Unavailable` instead of hanging.
  */
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { Worker } from "node:worker_threads";
 import type { WorkerPort } from "./supervisor";
@@ -17,11 +18,40 @@ export const NODE_WORKER_PATH = path.join(/* turbopackIgnore: true */ process.cw
  */
 export const NODE_WORKER_STACK_MB = 64;
 
-export function spawnNodeWorker(scriptPath: string = NODE_WORKER_PATH): WorkerPort {
+/** The QuickJS .wasm of the package the worker bundle loads (relative to the working directory, like the worker). */
+export const QUICKJS_WASM_PATH = path.join(
+  /* turbopackIgnore: true */ process.cwd(),
+  "node_modules/@jitl/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm",
+);
+
+let compiled: WebAssembly.Module | null | undefined;
+
+/**
+ * The QuickJS .wasm compiled once per process (~5 ms), handed to every worker thread: they share its compiled
+ * code (V8 shares a module's code between threads, tiered-up code included), so a new worker neither compiles
+ * the .wasm again nor runs its first programs on cold code. Null when it cannot be read: workers then load it themselves.
+ */
+function compiledWasm(): WebAssembly.Module | undefined {
+  if (compiled === undefined) {
+    try {
+      compiled = new WebAssembly.Module(readFileSync(QUICKJS_WASM_PATH));
+    } catch {
+      compiled = null;
+    }
+  }
+  return compiled ?? undefined;
+}
+
+/** `wasmModule`: the compiled .wasm handed to the worker (default: this process's, compiled once). */
+export function spawnNodeWorker(
+  scriptPath: string = NODE_WORKER_PATH,
+  wasmModule: WebAssembly.Module | undefined = compiledWasm(),
+): WorkerPort {
   // Built apart by esbuild: the bundler must not try to follow this worker (it is not its module).
   const WorkerThread = Worker;
   const worker = new WorkerThread(/* turbopackIgnore: true */ scriptPath, {
     resourceLimits: { stackSizeMb: NODE_WORKER_STACK_MB },
+    workerData: wasmModule ? { wasmModule } : undefined,
   });
   worker.unref();
   let terminated = false;

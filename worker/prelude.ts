@@ -3,8 +3,11 @@
  * It saves the intrinsics it relies on (JSON, Reflect.apply, Object.defineProperty, …) so a program that
  * overwrites them cannot change what crosses the bridge, removes what a program must not have, fixes
  * time, zone and randomness, and builds `apps`, `vault`, `console`, `text` and `json` over host functions
- * that take and give strings only. It returns `start(code)`, whose promise resolves to one envelope
- * string: "V<json>" (value), "T<length>" (value too large), "E<name: message>" (error).
+ * that take and give strings only. Evaluated, it is a function that does all of this that is the same for
+ * every run and returns `configure(hostCall, hostLog, hostOut, hostLoad, configJson)`; a prepared context
+ * has run it already, before any program. `configure` applies one run's host functions and settings and
+ * returns `start(code)`, whose promise resolves to one envelope string: "V<json>" (value), "T<length>"
+ * (value too large), "E<name: message>" (error).
  *
  * Compiling JavaScript is most of the cost of starting a run (QuickJS parses ~10 KB per ms here), so the
  * prelude is split: the core (`PRELUDE_SOURCE`) is compiled for every run and holds only what every run
@@ -95,8 +98,9 @@ function part(names: string[], body: string): string {
   return `(function (K) {\n"use strict";\nconst { ${names.join(", ")} } = K;\n${body}\n})`;
 }
 
-export const PRELUDE_SOURCE = String.raw`(function (hostCall, hostLog, hostOut, hostLoad, configJson) {
+export const PRELUDE_SOURCE = String.raw`(function () {
 "use strict";
+let hostCall, hostLog, hostOut, hostLoad, config;
 const G = globalThis, apply = Reflect.apply, ownKeys = Reflect.ownKeys, JSONParse = JSON.parse, JSONStringify = JSON.stringify;
 const ObjectCreate = Object.create, defineProperty = Object.defineProperty, freeze = Object.freeze;
 const getOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
@@ -107,7 +111,6 @@ const OrigDate = Date, DateProto = Date.prototype, RegExpProto = RegExp.prototyp
 const TypedArrayProto = Object.getPrototypeOf(Uint8Array.prototype), AsyncFunction = (async function () {}).constructor;
 const utc = ObjectCreate(null);
 const K = ${SAVED_OBJECT};
-const config = JSONParse(configJson);
 
 for (const name of ["SharedArrayBuffer", "Atomics", "WeakRef", "FinalizationRegistry", "WebAssembly"]) delete G[name];
 
@@ -119,18 +122,18 @@ const loaded = ObjectCreate(null);
 function lazy(name) { return loaded[name] || (loaded[name] = hostLoad(name)(K)); }
 
 // Randomness: sfc32 seeded from the run's seed.
-let ra = config.seed >>> 0, rb = (config.seed / 4294967296) >>> 0, rc = 0x9e3779b9, rd = 0x243f6a88;
+let ra = 0, rb = 0, rc = 0, rd = 0;
 function sfc32() {
   const t = (((ra + rb) | 0) + rd) | 0;
   rd = (rd + 1) | 0; ra = rb ^ (rb >>> 9); rb = (rc + (rc << 3)) | 0;
   rc = (rc << 21) | (rc >>> 11); rc = (rc + t) | 0;
   return (t >>> 0) / 4294967296;
 }
-for (let i = 0; i < 12; i++) sfc32();
 define(Math, "random", function random() { return sfc32(); }, false);
 
 // Time: fixed instant, and every local-time view is UTC so hosts in different zones agree.
-const fixedTime = config.time, DateUTC = Date.UTC;
+let fixedTime = 0;
+const DateUTC = Date.UTC;
 function FixedDate() {
   const n = arguments.length;
   if (new.target === undefined) return apply(DateProto.toString, new OrigDate(fixedTime), []);
@@ -171,7 +174,7 @@ function format(args, left) {
   }
   return out;
 }
-let logLeft = config.logMax;
+let logLeft = 0;
 const consoleObj = {};
 for (const level of ["log", "info", "warn", "error", "debug"]) {
   const to = level === "debug" ? "log" : level;
@@ -188,7 +191,7 @@ define(G, "json", function json(value) {
   hostOut("json", s === undefined ? "null" : s);
 }, false);
 
-// apps and vault.
+// apps and vault (filled in by configure).
 const bindingSet = new MapCtor();
 function invoke(name, args) {
   return (async function () {
@@ -212,6 +215,29 @@ const callFn = { call(name, args) {
   }
   return invoke(name, args);
 } }.call;
+function start(code) {
+  return (async function () {
+    let fn;
+    try { fn = new AsyncFunction(code); } catch (e) { return "E" + lazy("inspect").describe(e, true); }
+    let value, s;
+    try { value = await apply(fn, undefined, []); } catch (e) { return "E" + lazy("inspect").describe(e, false); }
+    try { s = JSONStringify(value); } catch (e) { return "E" + lazy("inspect").describe(e, false); }
+    if (s === undefined) s = "null";
+    if (s.length > config.valueMax) return "T" + s.length;
+    return "V" + s;
+  })();
+}
+
+// Everything above is the same for every run and runs while a context is prepared, before any program.
+// configure applies one run's host functions and settings (seed, time, limits, bindings, vault names) and
+// returns start; the host calls it once, right before the program.
+return function configure(callHost, logHost, outHost, loadHost, configJson) {
+hostCall = callHost; hostLog = logHost; hostOut = outHost; hostLoad = loadHost;
+config = JSONParse(configJson);
+ra = config.seed >>> 0; rb = (config.seed / 4294967296) >>> 0; rc = 0x9e3779b9; rd = 0x243f6a88;
+for (let i = 0; i < 12; i++) sfc32();
+fixedTime = config.time;
+logLeft = config.logMax;
 const apps = ObjectCreate(null);
 define(apps, "call", callFn, false);
 for (const name of config.bindings) {
@@ -240,18 +266,7 @@ for (const key of ownKeys(vault)) if (typeof vault[key] === "object") freeze(vau
 freeze(vault);
 define(G, "apps", apps, false);
 define(G, "vault", vault, false);
-
-return function start(code) {
-  return (async function () {
-    let fn;
-    try { fn = new AsyncFunction(code); } catch (e) { return "E" + lazy("inspect").describe(e, true); }
-    let value, s;
-    try { value = await apply(fn, undefined, []); } catch (e) { return "E" + lazy("inspect").describe(e, false); }
-    try { s = JSONStringify(value); } catch (e) { return "E" + lazy("inspect").describe(e, false); }
-    if (s === undefined) s = "null";
-    if (s.length > config.valueMax) return "T" + s.length;
-    return "V" + s;
-  })();
+return start;
 };
 })`;
 

@@ -42,6 +42,17 @@ interface EmscriptenHeap {
 }
 
 const cache = new Map<number, Promise<SandboxModule>>();
+/** A compiled QuickJS WebAssembly.Module handed in by the host (see `setCompiledWasm`), or undefined. */
+let compiledWasm: WebAssembly.Module | undefined;
+
+/**
+ * Instantiates every later module from this compiled WebAssembly.Module instead of loading and compiling the
+ * .wasm again. A Node server compiles it once and hands it to each worker thread: the threads then share its
+ * compiled (and tiered-up) code, so a new worker's first run does not start from cold code.
+ */
+export function setCompiledWasm(module: WebAssembly.Module): void {
+  compiledWasm = module;
+}
 
 /** Total pages of the fixed memory for a program limit of `memoryMb`. */
 export function memoryPagesFor(memoryMb: number): number {
@@ -86,7 +97,10 @@ export function evictModule(module: SandboxModule): void {
 async function loadModule(memoryMb: number): Promise<SandboxModule> {
   const pages = memoryPagesFor(memoryMb);
   const wasmMemory = new WebAssembly.Memory({ initial: pages, maximum: pages });
-  const quickjs = await newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmMemory }));
+  const wasmModule = compiledWasm;
+  const quickjs = await newQuickJSWASMModuleFromVariant(
+    newVariant(RELEASE_SYNC, wasmModule ? { wasmMemory, wasmModule } : { wasmMemory }),
+  );
   const heap = (quickjs as unknown as { module?: Partial<EmscriptenHeap> }).module;
   const malloc = heap?._malloc;
   const free = heap?._free;

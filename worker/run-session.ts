@@ -59,14 +59,15 @@ const now: () => number =
     : () => Date.now();
 
 /**
- * A new runtime and context with the prelude's core compiled but not yet run: what every run starts
- * from. Compiling is most of the cost of starting a run, so the engine prepares one while it is idle
- * (engine.ts) and hands it to exactly one run, which disposes it; nothing in it has seen a program.
+ * A new runtime and context with the prelude's core compiled and its run-independent half run (intrinsics
+ * saved, globals removed, Date, Math.random and console in place): what every run starts from. That is most
+ * of the cost of starting a run, so the engine prepares contexts ahead (engine.ts) and hands each to exactly
+ * one run, which disposes it; nothing in it has seen a program.
  */
 export interface FreshContext {
   runtime: QuickJSRuntime;
   context: QuickJSContext;
-  /** The core's function value (`PRELUDE_SOURCE` evaluated). */
+  /** The core's `configure` function (see prelude.ts). */
   prelude: QuickJSHandle;
 }
 
@@ -93,13 +94,20 @@ export function disposeFresh(fresh: FreshContext): void {
   fresh.runtime.dispose();
 }
 
+/** Compiles the prelude's core and runs its run-independent half; returns its `configure` function. */
 function compilePrelude(ctx: QuickJSContext): QuickJSHandle {
   const prelude = ctx.evalCode(PRELUDE_SOURCE, "prelude.js", { type: "global", strict: true });
   if (prelude.error) {
     prelude.error.dispose();
     throw new Error("the sandbox prelude failed to load");
   }
-  return prelude.value;
+  const configure = ctx.callFunction(prelude.value, ctx.undefined);
+  prelude.value.dispose();
+  if (configure.error) {
+    configure.error.dispose();
+    throw new Error("the sandbox prelude failed to load");
+  }
+  return configure.value;
 }
 
 /** Strings at least this long go into the guest through `encodeInto` instead of quickjs-emscripten's copy. */
@@ -244,7 +252,7 @@ export class RunSession {
     }
   }
 
-  /** Runs the prelude's core with this run's settings and host functions, then starts the program. */
+  /** Configures the prepared core with this run's settings and host functions, then starts the program. */
   private startProgram(ctx: QuickJSContext, prelude: QuickJSHandle, configJson: string): void {
     const fns = [
       ctx.newFunction("hostCall", (binding, args) => this.onGuestCall(binding, args)),

@@ -12,7 +12,7 @@
  * or a worker whose "ready" reports that the engine could not load, fails its run `Unavailable` at once. Runtime-neutral; `run` never rejects.
  */
 import type { CallRequest, EngineLimits, HostCallAnswer, LogLine, RunInput } from "../contracts/engine";
-import { type FromWorker, isFromWorker, type ToWorker } from "../contracts/worker-protocol";
+import { type CallAnswer, type FromWorker, isFromWorker, type ToWorker } from "../contracts/worker-protocol";
 import { createMeter, meterBusyMs } from "./busy-meter";
 import { readyError } from "./ready";
 import type { EngineOutcome } from "./run-session";
@@ -132,6 +132,14 @@ class PooledWorker {
     const nonce = newNonce();
     const logs: LogLine[] = [];
     const order: number[] = [];
+    // Answers ready at the same moment go to the worker in one message.
+    const answered: CallAnswer[] = [];
+    const flushAnswers = (): void => {
+      this.send({ type: "answers", nonce, answers: answered.splice(0) });
+    };
+    const queueAnswer = (item: CallAnswer): void => {
+      if (answered.push(item) === 1) queueMicrotask(flushAnswers);
+    };
     return new Promise<EngineOutcome>((resolve) => {
       let settled = false;
       let busySince: number | undefined;
@@ -192,8 +200,9 @@ class PooledWorker {
               // A failing listener must not affect the run.
             }
             break;
-          case "call":
-            this.answer(nonce, message.call, handlers, order, () => settled);
+          case "calls":
+            if (!Array.isArray(message.calls)) break;
+            for (const call of message.calls) this.answer(call, handlers, order, queueAnswer, () => settled);
             break;
           case "done":
             finish(message.outcome as EngineOutcome);
@@ -213,10 +222,10 @@ class PooledWorker {
   }
 
   private answer(
-    nonce: string,
     call: CallRequest,
     handlers: RunHandlers,
     order: number[],
+    queueAnswer: (item: CallAnswer) => void,
     isSettled: () => boolean,
   ): void {
     let pending: Promise<HostCallAnswer>;
@@ -232,7 +241,7 @@ class PooledWorker {
       .then((answer) => {
         if (isSettled()) return;
         if (answer.type === "ok" || answer.type === "error") order.push(call.index);
-        this.send({ type: "answer", nonce, index: call.index, answer });
+        queueAnswer({ index: call.index, answer });
       });
   }
 

@@ -1,11 +1,12 @@
 /**
  * The worker side of contracts/worker-protocol.ts, shared by the browser Web Worker and the Node worker
  * thread: loads the engine once, answers "ready" (with `error` at once if it could not load), runs one
- * program at a time, forwards its calls, logs and busy/idle changes to the driver (into the run's shared
- * busy meter when it sent one, else as "busy" messages), and resolves calls with the driver's answers.
+ * program at a time, forwards its calls (all the calls of one guest slice in one "calls" message), logs and
+ * busy/idle changes to the driver (into the run's shared busy meter when it sent one, else as "busy"
+ * messages), and resolves calls with the driver's answers (which arrive batched the same way).
  * Right after posting an outcome it prepares the next run's context, so that cost stays off the next start. Messages for another nonce are ignored. Runtime-neutral: the two entry files only adapt postMessage.
  */
-import type { HostCallAnswer } from "../contracts/engine";
+import type { CallRequest, HostCallAnswer } from "../contracts/engine";
 import { isToWorker, type ToWorker } from "../contracts/worker-protocol";
 import { meterWriter } from "./busy-meter";
 import { type Engine, loadEngine } from "./engine";
@@ -22,6 +23,8 @@ interface ActiveRun {
   nonce: string;
   answers: Map<number, (answer: HostCallAnswer) => void>;
   controller: AbortController;
+  /** Calls issued since the last "calls" message; posted together once the current slice returns. */
+  outbox: CallRequest[];
 }
 
 /** Serves runs on `io`; `load` is the engine loader (tests substitute a failing one). */
@@ -47,25 +50,31 @@ export function serveEngine(io: WorkerIo, load: () => Promise<Engine> = loadEngi
         return;
       }
       start(engine, message.nonce, message);
-    } else if (message.type === "answer") {
-      if (active?.nonce !== message.nonce) return;
-      const resolve = active.answers.get(message.index);
-      active.answers.delete(message.index);
-      resolve?.(message.answer);
+    } else if (message.type === "answers") {
+      if (active?.nonce !== message.nonce || !Array.isArray(message.answers)) return;
+      for (const item of message.answers) {
+        if (typeof item !== "object" || item === null) continue;
+        const resolve = active.answers.get(item.index);
+        active.answers.delete(item.index);
+        resolve?.(item.answer);
+      }
     } else if (active?.nonce === message.nonce) {
       active.controller.abort();
     }
   };
 
   const start = (loaded: Engine, nonce: string, message: Extract<ToWorker, { type: "run" }>): void => {
-    const run: ActiveRun = { nonce, answers: new Map(), controller: new AbortController() };
+    const run: ActiveRun = { nonce, answers: new Map(), controller: new AbortController(), outbox: [] };
     active = run;
+    const flush = (): void => {
+      io.post({ type: "calls", nonce, calls: run.outbox.splice(0) });
+    };
     void loaded
       .run(message.input, {
         call: (call) =>
           new Promise<HostCallAnswer>((resolve) => {
             run.answers.set(call.index, resolve);
-            io.post({ type: "call", nonce, call });
+            if (run.outbox.push(call) === 1) queueMicrotask(flush);
           }),
         onLog: (line) => io.post({ type: "log", nonce, line }),
         onBusy: meterWriter(message.meter) ?? ((busy) => io.post({ type: "busy", nonce, busy })),

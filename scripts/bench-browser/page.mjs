@@ -24,8 +24,17 @@ function answer(binding, argsJson) {
   return Promise.resolve({ type: "ok", resultJson: argsJson });
 }
 
+/** When the last spawned sandbox worker was created, answered "ready" and posted its first "done" (cold-start phases). */
+const phases = { spawned: 0, ready: 0, firstDone: 0 };
+
 function spawnSandbox() {
+  phases.spawned = performance.now();
+  phases.ready = phases.firstDone = 0;
   const worker = new Worker("./sandbox-worker.js", { type: "module" });
+  worker.addEventListener("message", (event) => {
+    if (event.data?.type === "ready" && !phases.ready) phases.ready = performance.now();
+    if (event.data?.type === "done" && !phases.firstDone) phases.firstDone = performance.now();
+  });
   return {
     post: (message) => worker.postMessage(message),
     onMessage: (listener) => worker.addEventListener("message", (event) => listener(event.data)),
@@ -75,11 +84,15 @@ async function completed(promise) {
 async function coldStarts(samples) {
   const ours = [];
   const bare = [];
+  const toReady = [];
+  const firstDone = [];
   for (let i = 0; i < samples; i++) {
     let started = performance.now();
     const supervisor = new SandboxSupervisor({ spawn: spawnSandbox });
     await completed(supervisor.run(input("return 1+1"), { call: (req) => answer(req.binding, req.argsJson) }));
     ours.push(performance.now() - started);
+    toReady.push(phases.ready - started);
+    firstDone.push(phases.firstDone - started);
     supervisor.dispose();
     started = performance.now();
     const worker = bareWorker();
@@ -88,11 +101,24 @@ async function coldStarts(samples) {
     bare.push(performance.now() - started);
     worker.terminate();
   }
-  return { first: { ours: ours[0], bare: bare[0] }, ours: median(ours.slice(1)), bare: median(bare.slice(1)) };
+  return {
+    first: { ours: ours[0], bare: bare[0] },
+    ours: median(ours.slice(1)),
+    bare: median(bare.slice(1)),
+    // Medians after the first: new supervisor → worker's "ready" (script + WASM load), → first "done" (warm-up or the run).
+    phases: { ready: median(toReady.slice(1)), firstDone: median(firstDone.slice(1)) },
+  };
 }
 
-window.runBench = async () => {
+window.runBench = async (options = {}) => {
   const cold = await coldStarts(9);
+  if (options.coldOnly)
+    return {
+      cold,
+      results: {},
+      crossOriginIsolated: self.crossOriginIsolated === true,
+      userAgent: navigator.userAgent,
+    };
   const supervisor = new SandboxSupervisor({ spawn: spawnSandbox, maxWorkers: 8, maxIdle: 8 });
   await supervisor.prewarm(LIMITS, 8);
   const bare = bareWorker();

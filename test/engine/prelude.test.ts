@@ -84,9 +84,16 @@ describe("prepared contexts", () => {
     await idle();
     const warm = await engine.run(input(probe), fakeHost());
     expect(preparedRunCount()).toBe(before + 2);
+    await idle();
+    // Back to back, no idle task between: two prepared contexts are kept, so the second run still has one...
     expect(parseValue(await engine.run(input(dirty), fakeHost()))).toBe(1);
-    const cold = await engine.run(input(probe), fakeHost()); // back to back: no time to prepare
-    expect(preparedRunCount()).toBe(before + 2);
+    const second = await engine.run(input(probe), fakeHost());
+    expect(preparedRunCount()).toBe(before + 4);
+    // ...and a third run in the same burst makes its own.
+    expect(parseValue(await engine.run(input(dirty), fakeHost()))).toBe(1);
+    const cold = await engine.run(input(probe), fakeHost());
+    expect(preparedRunCount()).toBe(before + 4);
+    expect(second).toEqual(warm);
     expect(parseValue(warm)).toEqual([
       "undefined",
       null,

@@ -128,6 +128,70 @@ describe("SandboxSupervisor with Node worker threads", () => {
   });
 });
 
+describe("the compiled .wasm handed to worker threads", () => {
+  it("is what the worker instantiates: a module that is not QuickJS makes its engine fail to load", async () => {
+    const notQuickJs = new WebAssembly.Module(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]));
+    const local = new SandboxSupervisor({ spawn: () => spawnNodeWorker(undefined, notQuickJs) });
+    try {
+      const outcome = await local.run(input("return 1"), fakeHost());
+      expect(outcome).toMatchObject({ status: "failed", reason: "Unavailable" });
+    } finally {
+      local.dispose();
+    }
+    const shared = new SandboxSupervisor({ spawn: () => spawnNodeWorker() });
+    try {
+      expect(parseValue(await shared.run(input("return [1, 2].map((x) => x * 3)"), fakeHost()))).toEqual([3, 6]);
+    } finally {
+      shared.dispose();
+    }
+  });
+});
+
+describe("messages per run", () => {
+  it("sends all the calls of one slice in one message and answers ready together in one message", async () => {
+    const sent: string[] = [];
+    const received: { type: string; calls?: unknown[] }[] = [];
+    const local = new SandboxSupervisor({
+      spawn: () => {
+        const port = spawnNodeWorker();
+        return {
+          ...port,
+          post: (message) => {
+            sent.push(message.type);
+            port.post(message);
+          },
+          onMessage: (listener) =>
+            port.onMessage((message) => {
+              received.push(message as { type: string });
+              listener(message);
+            }),
+        };
+      },
+    });
+    try {
+      const echo = { call: (req: { argsJson: string }) => Promise.resolve({ type: "ok", resultJson: req.argsJson }) };
+      await local.prewarm({ timeoutMs: 5000, memoryMb: 64, outputBytes: 65536, maxPendingCalls: 16 });
+      sent.length = 0;
+      received.length = 0;
+      const fanout = `const r = await Promise.all(Array.from({ length: 10 }, (_, i) => apps.call("work_calendar.list_events", { i })));
+        return r.map((x) => x.i);`;
+      expect(parseValue(await local.run(input(fanout), echo as never))).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      expect(sent).toEqual(["run", "answers"]);
+      expect(received.map((m) => m.type)).toEqual(["calls", "done"]);
+      expect(received[0]?.calls).toHaveLength(10);
+
+      sent.length = 0;
+      received.length = 0;
+      const sequential = `let n = 0; for (let i = 0; i < 20; i++) n += (await apps.call("work_calendar.list_events", { i })).i; return n;`;
+      expect(parseValue(await local.run(input(sequential), echo as never))).toBe(190);
+      // One message each way per awaited call, and no busy/idle notices: 42 in all.
+      expect(sent.length + received.length).toBe(42);
+    } finally {
+      local.dispose();
+    }
+  });
+});
+
 /** A worker host served in this process over a message channel with no error events (like a browser worker). */
 function inProcessWorker(load: () => Promise<Engine>): WorkerPort {
   const toWorker: ((message: unknown) => void)[] = [];
