@@ -93,6 +93,7 @@ export class AppConnection {
   private retryTimer?: NodeJS.Timeout;
   private refreshTimer?: NodeJS.Timeout;
   private readonly inflight = new Map<string, Inflight>();
+  private probing = false;
 
   constructor(
     public record: ConnectionRecord,
@@ -330,8 +331,27 @@ export class AppConnection {
       }
       return new AppCallError("tool_error", `${label} failed: ${error.message.slice(0, MAX_MESSAGE)}`);
     }
-    this.fail(gen, `The server could not be reached: ${describe(error)}`);
+    // One request that could not be delivered (a slow connect, a reset socket) fails that call only; the
+    // connection is marked failed only if the App does not answer a ping either.
+    this.probe(gen, describe(error));
     return new AppCallError("unavailable", `${this.record.name} could not be reached.`);
+  }
+
+  /** Pings the App once (one probe at a time); no answer within the connect timeout fails the connection. */
+  private probe(gen: number, cause: string): void {
+    const client = this.client;
+    if (this.probing || gen !== this.generation || !client) return;
+    this.probing = true;
+    client
+      .ping({ timeout: this.deps.connectTimeoutMs })
+      .then(
+        () => logEvent("app_call_transport_error", { connectionId: this.record.id, error: cause, alive: true }),
+        (error: unknown) =>
+          this.fail(gen, `The server could not be reached: ${cause} (and a ping failed: ${describe(error)})`),
+      )
+      .finally(() => {
+        this.probing = false;
+      });
   }
 
   /**

@@ -106,8 +106,11 @@ export function openTransport(config: TransportConfig, ctx: TransportContext): O
           reconnectionDelayGrowFactor: 2,
         },
       });
-    case "builtin":
-      return http(ctx.builtin.url(config.app), { requestInit: { headers: ctx.builtin.headers } });
+    case "builtin": {
+      const transport = ctx.builtin.connect(config.app);
+      new CallMarks().wrap(transport);
+      return { transport, pid: () => null, stderrTail: () => "", askedBy: () => undefined };
+    }
   }
 }
 

@@ -8,11 +8,12 @@ import "server-only";
 import type { CodeRunRecord, StartRunInput } from "@/contracts/code-run";
 import { canonicalJson } from "@/worker/canonical-json";
 import { sha256 } from "../crypto";
+import { logFailure } from "../log";
 import { requirePermission } from "./auth";
 import { getRun } from "./code-runs/records";
 import { runOnServer } from "./code-runs/runs";
 import type { ServiceContext } from "./context";
-import { AppError } from "./errors";
+import { AppError, isAppError } from "./errors";
 
 const KEY = /^[\x21-\x7e]{1,200}$/;
 /** How long a retry waits for the first request to have made its run. */
@@ -23,7 +24,19 @@ export async function runOnServerOnce(
   input: StartRunInput,
   idempotencyKey: string | null,
 ): Promise<CodeRunRecord> {
-  if (idempotencyKey === null) return runOnServer(ctx, input);
+  if (idempotencyKey === null) {
+    let runId: string | undefined;
+    try {
+      return await runOnServer(ctx, input, {
+        onStarted: async (id) => {
+          runId = id;
+        },
+      });
+    } catch (error) {
+      if (runId === undefined || isAppError(error)) throw error;
+      return answerForStartedRun(ctx, runId, error);
+    }
+  }
   const p = requirePermission(ctx.principal, "apps.use");
   if (!KEY.test(idempotencyKey)) {
     throw new AppError("BAD_REQUEST", "Idempotency-Key: 1 to 200 visible ASCII characters.", {
@@ -39,11 +52,11 @@ export async function runOnServerOnce(
     [p.userId, keyHash, requestHash, Date.now()],
   );
   if (claimed.length === 0) return earlierRun(ctx, p.userId, keyHash, requestHash);
-  let started = false;
+  let started: string | undefined;
   try {
     return await runOnServer(ctx, input, {
       onStarted: async (runId) => {
-        started = true;
+        started = runId;
         await db.query("update idempotency_keys set run_id = $3 where user_id = $1 and key_hash = $2", [
           p.userId,
           keyHash,
@@ -53,10 +66,29 @@ export async function runOnServerOnce(
     });
   } catch (error) {
     // Refused before a run existed (bad input, a full queue): the key is free for the corrected retry.
-    if (!started)
+    if (started === undefined) {
       await db.query("delete from idempotency_keys where user_id = $1 and key_hash = $2", [p.userId, keyHash]);
-    throw error;
+      throw error;
+    }
+    if (isAppError(error)) throw error;
+    return answerForStartedRun(ctx, started, error);
   }
+}
+
+/**
+ * A storage error after the run was made (the run goes on: its host or, if that dies, the sweep ends it)
+ * is answered with the run, never a bare 500 a client would retry into a second run: its record when it
+ * can be read again, else UNAVAILABLE (503) naming the run's id and its last known state.
+ */
+async function answerForStartedRun(ctx: ServiceContext, runId: string, cause: unknown): Promise<CodeRunRecord> {
+  const errorId = logFailure("code_run_answer_failed", cause, { runId });
+  const record = await getRun(ctx, runId).catch(() => undefined);
+  if (record) return record;
+  throw new AppError(
+    "UNAVAILABLE",
+    `Run ${runId} started, but its state could not be stored or read (${errorId}); it goes on. Read it with GET /v1/code-runs/${runId}.`,
+    { runId, status: "Running", errorId },
+  );
 }
 
 async function earlierRun(ctx: ServiceContext, userId: string, keyHash: string, requestHash: string) {
