@@ -88,6 +88,8 @@ export interface TransportContext {
   connectionId: string;
   dataDir: string;
   builtin: BuiltinHost;
+  /** For an OAuth-protected http connection: wraps fetch so requests carry (and renew) its token. */
+  authorize?: (base: FetchLike) => FetchLike;
 }
 
 export function openTransport(config: TransportConfig, ctx: TransportContext): OpenedTransport {
@@ -98,6 +100,7 @@ export function openTransport(config: TransportConfig, ctx: TransportContext): O
       return preset(config.preset, ctx);
     case "http":
       return http(new URL(config.url), {
+        ...(ctx.authorize ? { fetch: ctx.authorize(fetch) } : {}),
         requestInit: { headers: config.headers ?? {} },
         reconnectionOptions: {
           maxRetries: 2,
