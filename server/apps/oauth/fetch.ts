@@ -1,9 +1,10 @@
 /**
  * The fetch an OAuth-protected http connection's MCP transport sends with: every request carries the
  * session's bearer token; a 401 (no or a rejected token) or a 403 `insufficient_scope` (step-up) is
- * answered by signing in again and sending the request once more. When signing in needs a person (a
- * browser), `signIn` says so by returning undefined and the request fails with `auth_required`. A
- * challenge that keeps coming back is given up after MAX_ATTEMPTS, not looped on.
+ * answered by signing in again and sending the request once more. Without `signIn` (no person at hand:
+ * a connection's own requests) only a kept refresh token is tried; anything needing a browser fails the
+ * request with `auth_required`, before any registration or authorization is started. A challenge that
+ * keeps coming back is given up after MAX_ATTEMPTS, not looped on.
  */
 import "server-only";
 import { extractWWWAuthenticateParams } from "@modelcontextprotocol/sdk/client/auth.js";
@@ -11,12 +12,12 @@ import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { OAuthFlowError } from "./errors";
 import type { AuthorizationStart, OAuthSession } from "./session";
 
-/** Completes a started authorization (headless flows), or undefined when a person has to. */
-export type SignIn = (start: AuthorizationStart) => Promise<URLSearchParams | undefined>;
+/** Completes a started authorization without a person (headless flows): the callback's parameters. */
+export type SignIn = (start: AuthorizationStart) => Promise<URLSearchParams>;
 
 const MAX_ATTEMPTS = 3;
 
-export function authorizedFetch(session: OAuthSession, signIn: SignIn, base: FetchLike = fetch): FetchLike {
+export function authorizedFetch(session: OAuthSession, signIn: SignIn | null, base: FetchLike = fetch): FetchLike {
   return async (input, init) => {
     const send = async () => {
       const headers = new Headers(init?.headers);
@@ -30,11 +31,12 @@ export function authorizedFetch(session: OAuthSession, signIn: SignIn, base: Fet
       const stepUp = response.status === 403 && challenge.error === "insufficient_scope";
       if (response.status !== 401 && !stepUp) return response;
       await response.body?.cancel().catch(() => undefined);
-      const outcome = await session.authorize(challenge, { stepUp });
-      if (outcome !== "AUTHORIZED") {
-        const params = await signIn(outcome);
-        if (!params) throw new OAuthFlowError("auth_required", "Sign in to this App first.");
-        await session.complete(params);
+      if (!signIn) {
+        if (stepUp) throw new OAuthFlowError("auth_required", "This App needs more permission: sign in again.");
+        await session.refresh(challenge);
+      } else {
+        const outcome = await session.authorize(challenge, { stepUp });
+        if (outcome !== "AUTHORIZED") await session.complete(await signIn(outcome));
       }
       response = await send();
     }

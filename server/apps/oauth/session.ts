@@ -100,6 +100,23 @@ export class OAuthSession {
   }
 
   /**
+   * A 401 with nobody at hand to sign in: a kept refresh token is exchanged for a new access token;
+   * without one (or when the refresh is refused) this fails with `auth_required`.
+   */
+  async refresh(challenge: Challenge = {}): Promise<void> {
+    const c = await this.load();
+    if (!c.tokens?.refresh_token) {
+      if (c.tokens) await this.save({ ...c, tokens: undefined });
+      throw new OAuthFlowError("auth_required", "Sign in to this App first.");
+    }
+    await this.discover(challenge.resourceMetadataUrl);
+    await this.run(
+      { scope: c.tokens.scope, resourceMetadataUrl: challenge.resourceMetadataUrl },
+      { refreshOnly: true },
+    );
+  }
+
+  /**
    * Answers a 401/403 challenge: refreshes when it can, else starts an authorization and returns where to
    * send the person. `stepUp` (an `insufficient_scope` 403) asks for the union of the granted and the
    * challenged scopes and never reuses the refresh token (a refresh cannot widen the grant).
@@ -164,9 +181,46 @@ export class OAuthSession {
     await this.save(scope === "all" ? {} : { ...c, tokens: undefined, pending: undefined });
   }
 
-  /** What the database store keeps (for revocation on removal). */
-  async snapshot(): Promise<OAuthCredentials> {
-    return this.load();
+  /**
+   * Revokes the refresh and access tokens at the authorization server (RFC 7009) when it has a
+   * revocation endpoint, then forgets everything. Best effort: a server that cannot be reached does not
+   * keep the connection from being removed (the tokens are forgotten here either way).
+   */
+  async revoke(): Promise<{ revoked: number }> {
+    const c = await this.load();
+    const endpoint = (c.discovery?.authorizationServerMetadata as { revocation_endpoint?: string } | undefined)
+      ?.revocation_endpoint;
+    const client = c.client ?? this.options.preRegistered;
+    let revoked = 0;
+    if (endpoint && client && c.tokens) {
+      const methods = (c.discovery?.authorizationServerMetadata as Record<string, unknown> | undefined)
+        ?.revocation_endpoint_auth_methods_supported as string[] | undefined;
+      const secret = (client as { client_secret?: string }).client_secret;
+      const basic = secret !== undefined && (!methods || methods.includes("client_secret_basic"));
+      const tokens: [string, string][] = [];
+      if (c.tokens.refresh_token) tokens.push([c.tokens.refresh_token, "refresh_token"]);
+      tokens.push([c.tokens.access_token, "access_token"]);
+      for (const [token, hint] of tokens) {
+        const body = new URLSearchParams({ token, token_type_hint: hint });
+        const headers: Record<string, string> = { "content-type": "application/x-www-form-urlencoded" };
+        if (basic) {
+          const pair = `${encodeURIComponent(client.client_id)}:${encodeURIComponent(secret!)}`;
+          headers.authorization = `Basic ${Buffer.from(pair).toString("base64")}`;
+        } else {
+          body.set("client_id", client.client_id);
+          if (secret !== undefined) body.set("client_secret", secret);
+        }
+        try {
+          const response = await this.fetchFn(endpoint, { method: "POST", headers, body: body.toString() });
+          await response.body?.cancel().catch(() => undefined);
+          if (response.ok) revoked += 1;
+        } catch {
+          // unreachable: forgotten below all the same
+        }
+      }
+    }
+    await this.save({});
+    return { revoked };
   }
 
   /**
