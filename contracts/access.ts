@@ -99,6 +99,13 @@ export const REST_ACCESS = {
   "PATCH /v1/connections/[id]": admin,
   "DELETE /v1/connections/[id]": admin,
   "PATCH /v1/connections/[id]/policies": admin,
+  // OAuth sign-in: `for: "shared"` needs platform.admin too (checked by the service); `me` is the caller's own.
+  "GET /v1/connections/[id]/oauth": apps,
+  "POST /v1/connections/[id]/oauth": apps,
+  "DELETE /v1/connections/[id]/oauth": apps,
+  // The authorization server's redirect back: the signed-in person who started the flow (state) only.
+  "GET /v1/oauth/callback": apps,
+  "GET /v1/oauth/client-metadata.json": "public",
   "GET /v1/vault": admin,
   "POST /v1/vault": admin,
   "PUT /v1/vault/[...name]": admin,

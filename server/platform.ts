@@ -8,6 +8,7 @@ import path from "node:path";
 import { CODE_MODE_RANGES, DEFAULT_CODE_MODE } from "@/contracts/settings";
 import { spawnNodeWorker } from "@/worker/node-port";
 import { SandboxSupervisor } from "@/worker/supervisor";
+import { ConnectionOAuth } from "./apps/oauth/manager";
 import { AppRegistry } from "./apps/registry";
 import { decrypt, encrypt, type KeyRing } from "./crypto";
 import { type Db, openDb } from "./db/client";
@@ -23,6 +24,8 @@ export interface Platform {
   db: Db;
   keys: KeyRing;
   apps: AppRegistry;
+  /** OAuth sign-ins of http connections (tokens encrypted, never handed out). */
+  oauth: ConnectionOAuth;
   runner: SandboxSupervisor;
   /** Caps server-side runs in total and per person; the rest queue (run-admission.ts). */
   admission: RunAdmission;
@@ -63,7 +66,13 @@ export async function createPlatform(options: CreatePlatformOptions = {}): Promi
     const applied = await migrate(db);
     if (applied.length) logEvent("migrated", { applied });
     const keys = loadKeyRing(env);
-    const apps = await AppRegistry.start({ db, dataDir: env.dataDir, callTimeoutMs: env.OPENBOT_APP_CALL_TIMEOUT_MS });
+    const oauth = new ConnectionOAuth({ db, keys, publicOrigin: env.OPENBOT_PUBLIC_ORIGIN });
+    const apps = await AppRegistry.start({
+      db,
+      dataDir: env.dataDir,
+      callTimeoutMs: env.OPENBOT_APP_CALL_TIMEOUT_MS,
+      oauth,
+    });
     // Admission (run-admission.ts) is the cap that follows the settings; the pool only bounds it from
     // above at the setting's maximum. Two warm workers let back-to-back runs alternate between ready contexts.
     const runner = new SandboxSupervisor({
@@ -82,6 +91,7 @@ export async function createPlatform(options: CreatePlatformOptions = {}): Promi
       db,
       keys,
       apps,
+      oauth,
       runner,
       admission: new RunAdmission(DEFAULT_CODE_MODE),
       activeRuns,

@@ -8,6 +8,7 @@
 import "server-only";
 import { randomUUID } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   type CallToolResult,
   type ElicitRequest,
@@ -27,6 +28,7 @@ import { logEvent } from "../log";
 import type { BuiltinHost } from "./builtin/host";
 import { type InputAnswer, InputRequest } from "./elicitation";
 import { AppCallError, type AppCallResult, isAppCallError } from "./errors";
+import { isOAuthFlowError } from "./oauth/errors";
 import { CALL_META, type OpenedTransport, openTransport, type TransportConfig } from "./transports";
 
 export type { Policy };
@@ -54,6 +56,8 @@ export interface ConnectionDeps {
   onChange(): void;
   /** An App asked a person for input during a call. */
   onInput(input: InputRequest): void;
+  /** The authorizing fetch of an OAuth-protected http connection (see oauth/manager.ts). */
+  authorize?: (base: FetchLike) => FetchLike;
 }
 
 export type Operation =
@@ -86,6 +90,8 @@ export class AppConnection {
   prompts: Prompt[] = [];
   /** The server advertises resources (so `read_resource` is offered). */
   hasResources = false;
+  /** The last attempt failed because nobody is signed in (OAuth). */
+  authRequired = false;
   private client?: Client;
   private opened?: OpenedTransport;
   private generation = 0;
@@ -161,6 +167,7 @@ export class AppConnection {
         connectionId: this.record.id,
         dataDir: this.deps.dataDir,
         builtin: this.deps.builtin,
+        authorize: this.deps.authorize,
       });
       await client.connect(opened.transport, { timeout: this.deps.connectTimeoutMs });
       if (gen !== this.generation) {
@@ -174,11 +181,13 @@ export class AppConnection {
       if (gen !== this.generation) return;
       this.status = "connected";
       this.error = undefined;
+      this.authRequired = false;
       this.attempt = 0;
       this.deps.onChange();
     } catch (error) {
       if (gen !== this.generation) return;
-      this.fail(gen, `${describe(error)}${this.stderrNote(opened)}`);
+      this.authRequired = isAuthRequired(error);
+      this.fail(gen, this.authRequired ? "Sign in to this App first." : `${describe(error)}${this.stderrNote(opened)}`);
       await client.close().catch(() => undefined);
     }
   }
@@ -322,6 +331,8 @@ export class AppConnection {
 
   private mapError(gen: number, error: unknown, label: string): AppCallError {
     if (isAppCallError(error)) return error;
+    if (isAuthRequired(error))
+      return new AppCallError("auth_required", `${label} needs a sign-in to ${this.record.name}: Connect it first.`);
     if (isMcpError(error)) {
       if (error.code === ErrorCode.RequestTimeout)
         return new AppCallError("timeout", `${label} did not answer in time.`);
@@ -413,6 +424,12 @@ function send(
     case "prompt":
       return client.getPrompt({ name: op.name, arguments: op.args, _meta }, options);
   }
+}
+
+/** Nobody is signed in to the OAuth App (the transport's fetch says so; the SDK may wrap it once). */
+function isAuthRequired(error: unknown): boolean {
+  const cause = error instanceof Error ? (error as { cause?: unknown }).cause : undefined;
+  return [error, cause].some((e) => isOAuthFlowError(e) && e.reason === "auth_required");
 }
 
 /** An MCP protocol error (by its shape: the SDK may be loaded once per module graph). */

@@ -7,7 +7,14 @@ import "server-only";
 import { hasKind } from "../error-kind";
 import type { PendingInput } from "./elicitation";
 
-export type AppCallFailure = "timeout" | "unavailable" | "tool_error" | "invalid_arguments" | "input_required";
+export type AppCallFailure =
+  | "timeout"
+  | "unavailable"
+  | "tool_error"
+  | "invalid_arguments"
+  | "input_required"
+  /** An OAuth App the caller (or, shared, the admin) has not signed in to. */
+  | "auth_required";
 
 /** A CallToolResult as the App sent it (or as a resource/prompt read is shaped for programs). */
 export interface AppCallResult {
@@ -23,6 +30,7 @@ export const APP_CALL_FAILURES: readonly AppCallFailure[] = [
   "tool_error",
   "invalid_arguments",
   "input_required",
+  "auth_required",
 ];
 
 export class AppCallError extends Error {

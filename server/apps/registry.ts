@@ -13,9 +13,18 @@ import { z } from "zod";
 import { policiesPatchSchema, policySchema } from "@/contracts/connections";
 import type { Db } from "../db/client";
 import { type BuiltinHost, startBuiltinHost } from "./builtin/host";
-import { AppConnection, type ConnectionRecord, type ConnectionStatus, type Operation, type Policy } from "./connection";
+import {
+  AppConnection,
+  type ConnectionDeps,
+  type ConnectionRecord,
+  type ConnectionStatus,
+  type Operation,
+  type Policy,
+} from "./connection";
 import type { InputRequest, PendingInput } from "./elicitation";
 import { AppCallError, type AppCallResult, ConnectionConfigError } from "./errors";
+import { type ConnectionOAuth, type OAuthTarget, SHARED } from "./oauth/manager";
+import { oauthTarget, PersonalConnections } from "./oauth/personal";
 import { assignSlugs, slugify } from "./slug";
 import { parseTransport, redactTransport, type TransportConfig } from "./transports";
 
@@ -73,6 +82,8 @@ export interface ConnectionView {
   }[];
   /** Slug clashes and similar things an admin should see. */
   warnings: string[];
+  /** An OAuth App: its mode, and whether the connection waits for an admin's sign-in. */
+  oauth?: { mode: "shared" | "person"; needsSignIn: boolean };
   createdAt: number;
 }
 
@@ -89,6 +100,8 @@ export interface AppRegistryOptions {
   reconnect?: { minMs?: number; maxMs?: number };
   /** Called when an App asks for input during a call (the call fails with `input_required`). */
   onElicitation?: (input: PendingInput) => void;
+  /** OAuth sign-ins of http connections (without it, an `oauth` connection never signs in). */
+  oauth?: ConnectionOAuth;
 }
 
 const PolicySchema = policySchema;
@@ -116,6 +129,7 @@ export class AppRegistry {
   private readonly validators = new WeakMap<object, ValidateFunction | null>();
   private readonly ajv = newAjv();
   private readonly callTimeoutMs: number;
+  private readonly personal?: PersonalConnections;
   private closed = false;
 
   private constructor(
@@ -123,6 +137,12 @@ export class AppRegistry {
     private readonly builtin: BuiltinHost,
   ) {
     this.callTimeoutMs = options.callTimeoutMs ?? 30_000;
+    if (options.oauth)
+      this.personal = new PersonalConnections(options.oauth, (authorize) => ({
+        ...this.deps(),
+        onChange: () => undefined,
+        authorize,
+      }));
   }
 
   /** Starts the built-in apps' server and connects every enabled connection (waits for first attempts). */
@@ -158,9 +178,10 @@ export class AppRegistry {
   async call(
     entry: ToolEntry,
     args: unknown,
-    opts: { timeoutMs?: number; signal?: AbortSignal } = {},
+    /** `userId`: the caller, whose own sign-in a `person`-mode OAuth App's calls use. */
+    opts: { timeoutMs?: number; signal?: AbortSignal; userId?: string } = {},
   ): Promise<AppCallResult> {
-    const conn = this.conns.get(entry.connectionId);
+    let conn = this.conns.get(entry.connectionId);
     if (!conn || this.closed) throw new AppCallError("unavailable", `${entry.binding} is not available now.`);
     if (typeof args !== "object" || args === null || Array.isArray(args)) {
       throw new AppCallError("invalid_arguments", `The arguments of ${entry.binding} must be an object.`);
@@ -179,6 +200,15 @@ export class AppRegistry {
           ? { kind: "prompt", name: String(input.name), args: input.arguments as Record<string, string> | undefined }
           : { kind: "tool", name: entry.name, args: input };
     const timeoutMs = Math.min(Math.max(Math.floor(opts.timeoutMs ?? this.callTimeoutMs), 1), 3_600_000);
+    const t = conn.record.transport;
+    if (t.type === "http" && t.oauth?.mode === "person") {
+      if (!this.personal || !opts.userId)
+        throw new AppCallError(
+          "auth_required",
+          `${entry.binding} needs the caller's own sign-in to ${conn.record.name}.`,
+        );
+      conn = await this.personal.connectionFor(conn.record, opts.userId);
+    }
     return conn.call(op, { timeoutMs, signal: opts.signal, binding: entry.binding });
   }
 
@@ -246,6 +276,31 @@ export class AppRegistry {
     await this.options.db.query("delete from connections where id = $1", [id]);
     this.conns.delete(id);
     await conn.stop();
+    await this.personal?.drop(id);
+    const target = oauthTarget(conn.record);
+    if (target) await this.options.oauth?.removeAll(target);
+    this.rebuild();
+  }
+
+  /** The OAuth settings of an http connection (undefined: not an OAuth App, or no such connection). */
+  oauthTarget(id: string): OAuthTarget | undefined {
+    const conn = this.conns.get(id);
+    return conn && oauthTarget(conn.record);
+  }
+
+  /**
+   * After a sign-in (or sign-out) of `userId` (SHARED: the connection's own): the shared connection
+   * reconnects with it; a person's own connection is made anew at their next call.
+   */
+  async signedInChanged(id: string, userId: string): Promise<void> {
+    const conn = this.require(id);
+    if (userId !== SHARED) {
+      await this.personal?.drop(id, userId);
+      return;
+    }
+    if (!conn.record.enabled) return;
+    await conn.stop();
+    await conn.start();
     this.rebuild();
   }
 
@@ -283,11 +338,20 @@ export class AppRegistry {
     for (const input of this.inputs.values()) input.dispose();
     this.inputs.clear();
     await Promise.allSettled([...this.conns.values()].map((c) => c.stop()));
+    await this.personal?.close();
     await this.builtin.close();
   }
 
   private make(record: ConnectionRecord): AppConnection {
+    const target = oauthTarget(record);
     return new AppConnection(record, {
+      ...this.deps(),
+      ...(target && this.options.oauth ? { authorize: this.options.oauth.authorize(target, SHARED) } : {}),
+    });
+  }
+
+  private deps(): ConnectionDeps {
+    return {
       dataDir: this.options.dataDir,
       builtin: this.builtin,
       connectTimeoutMs: this.options.connectTimeoutMs ?? 15_000,
@@ -303,7 +367,7 @@ export class AppRegistry {
         );
         this.options.onElicitation?.(input);
       },
-    });
+    };
   }
 
   private require(id: string): AppConnection {
@@ -456,6 +520,9 @@ export class AppRegistry {
           : {}),
       })),
       warnings: this.warnings.get(record.id) ?? [],
+      ...(record.transport.type === "http" && record.transport.oauth
+        ? { oauth: { mode: record.transport.oauth.mode, needsSignIn: conn.authRequired } }
+        : {}),
       createdAt: record.createdAt,
     };
   }

@@ -26,10 +26,23 @@ const StdioTransport = z.strictObject({
   args: z.array(z.string().max(4096)).max(256).optional(),
   env: z.record(envName, z.string().max(65536)).optional(),
 });
+/**
+ * OAuth for an http connection: `shared` (an admin signs in once, every call uses that sign-in) or
+ * `person` (each person signs in; their calls use their own token). A client registered by hand goes in
+ * `clientId` / `clientSecret`; without one OpenBot uses its Client ID Metadata Document or registers.
+ */
+export const OAuthConfigSchema = z.strictObject({
+  mode: z.enum(["shared", "person"], { error: 'must be "shared" or "person"' }),
+  clientId: z.string().min(1).max(2048).optional(),
+  clientSecret: z.string().min(1).max(4096).optional(),
+  scope: z.string().max(1000).optional(),
+});
+export type OAuthConfig = z.infer<typeof OAuthConfigSchema>;
 const HttpTransport = z.strictObject({
   type: z.literal("http"),
   url: z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }),
   headers: z.record(headerName, z.string().max(8192)).optional(),
+  oauth: OAuthConfigSchema.optional(),
 });
 export const PRESETS = ["everything", "memory", "filesystem"] as const;
 const PresetTransport = z.strictObject({ type: z.literal("preset"), preset: z.enum(PRESETS) });
@@ -58,7 +71,12 @@ export function redactTransport(t: TransportConfig): TransportConfig {
   const hide = (r: Record<string, string> | undefined) =>
     r && Object.fromEntries(Object.keys(r).map((k) => [k, "••••"]));
   if (t.type === "stdio") return { ...t, ...(t.env ? { env: hide(t.env) } : {}) };
-  if (t.type === "http") return { ...t, ...(t.headers ? { headers: hide(t.headers) } : {}) };
+  if (t.type === "http")
+    return {
+      ...t,
+      ...(t.headers ? { headers: hide(t.headers) } : {}),
+      ...(t.oauth?.clientSecret ? { oauth: { ...t.oauth, clientSecret: "••••" } } : {}),
+    };
   return t;
 }
 
@@ -88,6 +106,8 @@ export interface TransportContext {
   connectionId: string;
   dataDir: string;
   builtin: BuiltinHost;
+  /** For an OAuth-protected http connection: wraps fetch so requests carry (and renew) its token. */
+  authorize?: (base: FetchLike) => FetchLike;
 }
 
 export function openTransport(config: TransportConfig, ctx: TransportContext): OpenedTransport {
@@ -98,6 +118,7 @@ export function openTransport(config: TransportConfig, ctx: TransportContext): O
       return preset(config.preset, ctx);
     case "http":
       return http(new URL(config.url), {
+        ...(ctx.authorize ? { fetch: ctx.authorize(fetch) } : {}),
         requestInit: { headers: config.headers ?? {} },
         reconnectionOptions: {
           maxRetries: 2,

@@ -138,7 +138,10 @@ export async function performAppCall(
   let errorReason: string | null = null;
   const secrets = [...substituted.secrets, ...(await knownSecrets(platform))];
   try {
-    const result = redact(await platform.apps.call(call.entry, substituted.args), secrets);
+    const result = redact(
+      await platform.apps.call(call.entry, substituted.args, { userId: call.principal.userId }),
+      secrets,
+    );
     const resultJson = JSON.stringify(result);
     if (resultJson.length > MAX_CALL_JSON)
       throw new AppCallError("tool_error", `The result is larger than ${MAX_CALL_JSON} bytes.`);
