@@ -1,11 +1,10 @@
 import "server-only";
-import { z } from "zod";
-import { decide, listDecisions } from "../../services/decisions";
+import { decideManyInput, decisionItem, listDecisionsInput } from "@/contracts/decisions";
+import { decide, decideMany, listDecisions } from "../../services/decisions";
 import { createTRPCRouter, publicProcedure } from "../trpc";
 
 export const decisionsRouter = createTRPCRouter({
-  list: publicProcedure.input(z.unknown()).query(({ ctx, input }) => listDecisions(ctx, input)),
-  decide: publicProcedure
-    .input(z.object({ id: z.string(), decision: z.unknown() }))
-    .mutation(({ ctx, input }) => decide(ctx, input.id, { decision: input.decision })),
+  list: publicProcedure.input(listDecisionsInput).query(({ ctx, input }) => listDecisions(ctx, input)),
+  decide: publicProcedure.input(decisionItem).mutation(({ ctx, input: { id, ...answer } }) => decide(ctx, id, answer)),
+  decideMany: publicProcedure.input(decideManyInput).mutation(({ ctx, input }) => decideMany(ctx, input)),
 });
