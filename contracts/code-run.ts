@@ -99,6 +99,13 @@ export interface CodeRunCallView {
   arguments?: unknown;
   app: AppOperationView | null;
   rejection: { name: string; message: string } | null;
+  /** Who let the call go or refused it, and when: a person, or the grant that allowed it; null if nobody decided. */
+  decision: CallDecision | null;
+}
+
+export interface CallDecision {
+  by: { id: string; name: string } | { grant: string };
+  at: number;
 }
 
 export type CodeRunResult =

@@ -39,8 +39,9 @@ export type CallOutcome =
   | { type: "error"; name: AppErrorName; message: string; details: Record<string, unknown> };
 
 /**
- * What the host answers to a call. Besides an outcome it can pause the program at this call (a decision
- * is needed) or stop it (replay mismatch found by the server, cancel, storage failure).
+ * What the host answers to a call. Besides an outcome it can pause this call (a decision is needed: its
+ * promise stays pending while the program runs on) or stop the run (replay mismatch found by the server,
+ * cancel, storage failure).
  */
 export type HostCallAnswer =
   | CallOutcome
@@ -89,7 +90,7 @@ export interface RunInput {
 export type RunOutcome =
   | { status: "completed"; valueJson: string; logs: LogLine[]; output: OutputItem[] }
   | { status: "failed"; reason: FailureReason; message: string; logs: LogLine[]; output: OutputItem[] }
-  /** Paused at call `index`, which needs a decision. */
+  /** Nothing else can run: every pending call waits for a decision; `index` is the first of them. */
   | { status: "waiting"; index: number; logs: LogLine[]; output: OutputItem[] };
 
 /** A call the program issued, as the host sees it. */

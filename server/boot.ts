@@ -29,6 +29,7 @@ export async function bootPlatform(options: BootOptions = {}): Promise<Platform 
     if (createdToken) options.announce?.(createdToken, path.join(env.dataDir, "admin-token"));
     subscribeAgent(platform);
     platform.events.on("decision-decided", ({ runId }) => platform.track(resumeRun(platform, runId)));
+    platform.events.on("run-waiting", ({ runId }) => platform.track(resumeRun(platform, runId)));
     if (options.sweepIntervalMs) platform.every(options.sweepIntervalMs, () => sweepRuns(platform));
     return Object.assign(platform, { createdAdminToken: createdToken });
   } catch (error) {

@@ -20,6 +20,8 @@ export interface PlatformEvents {
   "run-settled": [{ runId: string }];
   /** A person decided a program's call; the run is run again once none of its decisions is pending. */
   "decision-decided": [{ decisionId: string; runId: string }];
+  /** An attempt ended with every pending call waiting for a decision (the run is Waiting now). */
+  "run-waiting": [{ runId: string }];
   /** A direct App call that waited for a decision was decided and, when allowed, sent. */
   "direct-call-settled": [{ chatId: string; keyId: string | null; summary: string; payload: unknown }];
 }

@@ -3,7 +3,9 @@
  * disposes them (pending promises first) when the attempt ends. The guest runs in slices (start, then
  * one `executePendingJobs` per event); only slice time counts toward `timeoutMs`. Calls the guest issues
  * are numbered, checked against the replay record, queued behind `maxPendingCalls` and sent to the host
- * after the slice; answers and recorded outcomes are delivered one at a time. Nothing here throws out:
+ * after the slice; answers and recorded outcomes are delivered one at a time. A paused call's promise
+ * stays pending while the program runs on; the attempt ends `waiting` only when nothing else can run
+ * (a program that returns first completes). Nothing here throws out:
  * every failure becomes a `failed` outcome with one of the contract's reasons.
  */
 
@@ -284,14 +286,6 @@ export class RunSession {
     try {
       for (;;) {
         if (this.finishIfHalted()) return;
-        if (this.pausedAt.length > 0) {
-          this.outbox.length = 0;
-          this.queue.length = 0;
-          if (this.inflight.size === 0) {
-            this.finish({ status: "waiting", index: Math.min(...this.pausedAt) });
-          }
-          return;
-        }
         const runtime = this.runtime;
         const ctx = this.context;
         if (!runtime || !ctx) return;
@@ -316,6 +310,9 @@ export class RunSession {
               reason: "ReplayMismatch",
               message: `the program did not issue recorded call ${this.replay.awaited ?? "?"} before waiting`,
             });
+          } else if (this.pausedAt.length > 0) {
+            // Nothing else can run: every pending call waits for a person's decision.
+            this.finish({ status: "waiting", index: Math.min(...this.pausedAt) });
           } else {
             this.finish({
               status: "failed",
@@ -490,7 +487,7 @@ export class RunSession {
   private onGuestCall(bindingHandle: QuickJSHandle, argsHandle: QuickJSHandle): QuickJSHandle {
     const ctx = this.context as QuickJSContext;
     const deferred = ctx.newPromise();
-    if (this.halt || this.timedOut || this.pausedAt.length > 0 || this.done) {
+    if (this.halt || this.timedOut || this.done) {
       this.orphans.push(deferred);
       return deferred.handle;
     }
@@ -535,7 +532,7 @@ export class RunSession {
   }
 
   private dispatch(): void {
-    if (this.halt || this.pausedAt.length > 0) return;
+    if (this.halt) return;
     for (const req of this.outbox.splice(0)) this.queue.push(req);
     while (this.inflight.size < Math.max(1, this.limits.maxPendingCalls) && this.queue.length > 0) {
       const req = this.queue.shift() as CallRequest;
@@ -562,12 +559,8 @@ export class RunSession {
     if (this.done || !this.inflight.has(index)) return;
     this.inflight.delete(index);
     const type = (answer as { type?: unknown } | null)?.type;
-    if (this.pausedAt.length > 0) {
-      if (type === "pause") this.pausedAt.push(index);
-      this.pump();
-      return;
-    }
     if (type === "pause") {
+      // Its promise stays pending and the program runs on; the attempt waits only once nothing else can run.
       this.pausedAt.push(index);
     } else if (type === "stop") {
       const stop = answer as { reason?: unknown; message?: unknown };

@@ -12,6 +12,7 @@ import { useEffect, useState } from "react";
 import type { CodeRunRecord } from "@/contracts/code-run";
 import type { LogLine } from "@/contracts/engine";
 import { CALENDAR_PROGRAM as EXAMPLE } from "@/contracts/example-programs.mjs";
+import type { DecisionView } from "@/server/services/decisions";
 import { runInBrowser } from "../_lib/run-in-browser";
 import { useTRPC, useTRPCClient } from "../_lib/trpc";
 import { BindingsPanel } from "./bindings-panel";
@@ -278,6 +279,18 @@ function ChatHeader({ chatId, title, pinned }: { chatId: string; title: string; 
   );
 }
 
+/** Pending decisions as cards: one per run (its pause), and one per direct call; in the order they were asked. */
+function pauses(decisions: DecisionView[]): DecisionView[][] {
+  const groups = new Map<string, DecisionView[]>();
+  for (const d of decisions) {
+    const key = d.runId ?? d.id;
+    const group = groups.get(key);
+    if (group) group.push(d);
+    else groups.set(key, [d]);
+  }
+  return [...groups.values()].map((g) => g.sort((a, b) => a.request.code.index - b.request.code.index));
+}
+
 function ChatView({ chatId, isAdmin }: { chatId: string; isAdmin: boolean }) {
   const trpc = useTRPC();
   const client = useTRPCClient();
@@ -354,8 +367,8 @@ function ChatView({ chatId, isAdmin }: { chatId: string; isAdmin: boolean }) {
   const records = runs.data ?? [];
   const pendingCards = (
     <>
-      {decisions.data?.map((d, i) => (
-        <DecisionCard key={d.id} decision={d} autoFocus={i === 0} />
+      {pauses(decisions.data ?? []).map((group, i) => (
+        <DecisionCard key={group[0]!.id} decisions={group} autoFocus={i === 0} />
       ))}
       {inputs.data?.map((i) => (
         <InputForm key={i.operationId} input={i} />

@@ -1,8 +1,9 @@
 "use client";
 /**
- * A call waiting for a person, said plainly before anyone answers: the App's and tool's names and
- * description, a summary line built from the arguments, the arguments once (as a tree), the tool's
- * annotations, the program line that made the call, and Allow/Deny (keys A and D while the card has
+ * Calls waiting for a person, said plainly before anyone answers: for each, the App's and tool's names
+ * and description, a summary line built from the arguments, the arguments once (as a tree), the tool's
+ * annotations and the program line that made the call. One card per pause: a run's waiting calls share
+ * it (Allow all / Deny all, or per call); a lone call has Allow/Deny (keys A and D while the card has
  * focus; the first card takes focus when it appears).
  */
 import { useMutation, useQueryClient } from "@tanstack/react-query";
@@ -55,57 +56,14 @@ function callLines(code: string, binding: string): { line: number; text: string 
     .filter((l) => l.text.includes(needle));
 }
 
-export function DecisionCard({ decision, autoFocus = false }: { decision: DecisionView; autoFocus?: boolean }) {
-  const trpc = useTRPC();
-  const queryClient = useQueryClient();
-  const ref = useRef<HTMLElement>(null);
-  const answer = useMutation(
-    trpc.decisions.decide.mutationOptions({
-      onSettled: () => queryClient.invalidateQueries(),
-    }),
-  );
-  useEffect(() => {
-    if (autoFocus) ref.current?.focus();
-  }, [autoFocus]);
+/** What one waiting call does: summary, tool, annotations, arguments and the program lines that make it. */
+function CallDetails({ decision }: { decision: DecisionView }) {
   const { app, code } = decision.request;
   const tool = decision.tool;
   const action = tool?.title ?? humanize(app.tool);
   const lines = callLines(code.code, app.binding);
-  const decide = (choice: "allow" | "deny") => {
-    if (!answer.isPending) answer.mutate({ id: decision.id, decision: choice });
-  };
-  const titleId = `decision-${decision.id}-title`;
   return (
-    <article
-      ref={ref}
-      tabIndex={-1}
-      className="run-card decision-card"
-      data-testid="decision-card"
-      aria-labelledby={titleId}
-      aria-describedby={`decision-${decision.id}-summary`}
-      style={{ borderColor: "var(--warn)" }}
-      onKeyDown={(e) => {
-        if (
-          e.target instanceof HTMLInputElement ||
-          e.target instanceof HTMLTextAreaElement ||
-          e.metaKey ||
-          e.ctrlKey ||
-          e.altKey
-        )
-          return;
-        if (e.key === "a" || e.key === "A") decide("allow");
-        else if (e.key === "d" || e.key === "D") decide("deny");
-      }}
-    >
-      <header>
-        <span className="status Waiting">Needs your decision</span>
-        <h3 id={titleId} style={{ margin: 0, fontSize: 15, flex: "1 1 14em" }}>
-          {action} <span className="muted small">· {tool?.appName ?? app.binding.split(".")[0]}</span>
-        </h3>
-        <span className="muted small">
-          call {code.index + 1} of run {code.run.slice(0, 12)}…
-        </span>
-      </header>
+    <>
       <section className="stack" style={{ gap: 6 }}>
         <p id={`decision-${decision.id}-summary`} data-testid="decision-summary" style={{ margin: 0, fontWeight: 600 }}>
           {summaryLine(action, app.arguments)}
@@ -144,23 +102,134 @@ export function DecisionCard({ decision, autoFocus = false }: { decision: Decisi
           ))}
         </section>
       )}
+    </>
+  );
+}
+
+const actionOf = (d: DecisionView) => d.tool?.title ?? humanize(d.request.app.tool);
+
+/**
+ * One card per pause: every call of one run that waits for a person (a direct call is a card of its
+ * own). One call: Allow or Deny. Several: Allow all, Deny all (one batch, all or nothing), or each call
+ * on its own; the program runs again once every call of the pause is decided.
+ */
+export function DecisionCard({ decisions, autoFocus = false }: { decisions: DecisionView[]; autoFocus?: boolean }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const ref = useRef<HTMLElement>(null);
+  const options = { onSettled: () => queryClient.invalidateQueries() };
+  const one = useMutation(trpc.decisions.decide.mutationOptions(options));
+  const many = useMutation(trpc.decisions.decideMany.mutationOptions(options));
+  useEffect(() => {
+    if (autoFocus) ref.current?.focus();
+  }, [autoFocus]);
+  const first = decisions[0];
+  if (!first) return null;
+  const busy = one.isPending || many.isPending;
+  const error = one.error ?? many.error;
+  const single = decisions.length === 1;
+  const decideOne = (id: string, choice: "allow" | "deny") => {
+    if (!busy) one.mutate({ id, decision: choice });
+  };
+  const decideAll = (choice: "allow" | "deny") => {
+    if (!busy) many.mutate({ items: decisions.map((d) => ({ id: d.id, decision: choice })) });
+  };
+  const { app, code } = first.request;
+  const titleId = `decision-${first.id}-title`;
+  const appName = first.tool?.appName ?? app.binding.split(".")[0];
+  return (
+    <article
+      ref={ref}
+      tabIndex={-1}
+      className="run-card decision-card"
+      data-testid="decision-card"
+      aria-labelledby={titleId}
+      aria-describedby={single ? `decision-${first.id}-summary` : undefined}
+      style={{ borderColor: "var(--warn)" }}
+      onKeyDown={(e) => {
+        if (
+          !single ||
+          e.target instanceof HTMLInputElement ||
+          e.target instanceof HTMLTextAreaElement ||
+          e.metaKey ||
+          e.ctrlKey ||
+          e.altKey
+        )
+          return;
+        if (e.key === "a" || e.key === "A") decideOne(first.id, "allow");
+        else if (e.key === "d" || e.key === "D") decideOne(first.id, "deny");
+      }}
+    >
+      <header>
+        <span className="status Waiting">Needs your decision</span>
+        <h3 id={titleId} style={{ margin: 0, fontSize: 15, flex: "1 1 14em" }}>
+          {single ? (
+            <>
+              {actionOf(first)} <span className="muted small">· {appName}</span>
+            </>
+          ) : (
+            `${decisions.length} calls wait for your decision`
+          )}
+        </h3>
+        <span className="muted small">
+          {single ? `call ${code.index + 1} of run ${code.run.slice(0, 12)}…` : `run ${code.run.slice(0, 12)}…`}
+        </span>
+      </header>
+      {single ? (
+        <CallDetails decision={first} />
+      ) : (
+        <ol className="stack" style={{ gap: 12, margin: 0, paddingLeft: 18 }}>
+          {decisions.map((d) => (
+            <li key={d.id} data-testid="decision-item" aria-label={`Call ${d.request.code.index + 1}: ${actionOf(d)}`}>
+              <div className="stack" style={{ gap: 6 }}>
+                <span className="muted small">
+                  call {d.request.code.index + 1} · {actionOf(d)}
+                </span>
+                <CallDetails decision={d} />
+                <div className="row">
+                  <button type="button" disabled={busy} onClick={() => decideOne(d.id, "allow")}>
+                    Allow this call
+                  </button>
+                  <button type="button" disabled={busy} onClick={() => decideOne(d.id, "deny")}>
+                    Deny this call
+                  </button>
+                </div>
+              </div>
+            </li>
+          ))}
+        </ol>
+      )}
       <section className="row">
-        <button
-          className="primary"
-          type="button"
-          aria-keyshortcuts="A"
-          disabled={answer.isPending}
-          onClick={() => decide("allow")}
-        >
-          Allow
-        </button>
-        <button type="button" aria-keyshortcuts="D" disabled={answer.isPending} onClick={() => decide("deny")}>
-          Deny
-        </button>
-        <span className="muted small">Keys: A allows, D denies</span>
-        {answer.error && (
+        {single ? (
+          <>
+            <button
+              className="primary"
+              type="button"
+              aria-keyshortcuts="A"
+              disabled={busy}
+              onClick={() => decideOne(first.id, "allow")}
+            >
+              Allow
+            </button>
+            <button type="button" aria-keyshortcuts="D" disabled={busy} onClick={() => decideOne(first.id, "deny")}>
+              Deny
+            </button>
+            <span className="muted small">Keys: A allows, D denies</span>
+          </>
+        ) : (
+          <>
+            <button className="primary" type="button" disabled={busy} onClick={() => decideAll("allow")}>
+              Allow all {decisions.length}
+            </button>
+            <button type="button" disabled={busy} onClick={() => decideAll("deny")}>
+              Deny all {decisions.length}
+            </button>
+            <span className="muted small">The program runs again once every call here is decided.</span>
+          </>
+        )}
+        {error && (
           <span role="alert" className="error-text small">
-            {answer.error.message}
+            {error.message}
           </span>
         )}
       </section>

@@ -7,7 +7,7 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { Fragment, useEffect, useState } from "react";
-import type { CodeRunRecord } from "@/contracts/code-run";
+import type { CodeRunCallView, CodeRunRecord } from "@/contracts/code-run";
 import type { LogLine } from "@/contracts/engine";
 import { useTRPC } from "../_lib/trpc";
 import { CodeView } from "./code-view";
@@ -144,6 +144,7 @@ export function RunCard({ run, liveLogs }: { run: CodeRunRecord; liveLogs?: LogL
                   <th>#</th>
                   <th>Binding</th>
                   <th>Status</th>
+                  <th>Decided by</th>
                   <th>Time</th>
                 </tr>
               </thead>
@@ -168,13 +169,16 @@ export function RunCard({ run, liveLogs }: { run: CodeRunRecord; liveLogs?: LogL
                       <td>
                         {c.rejection ? <span className="error-text">{c.rejection.name}</span> : (c.app?.status ?? "—")}
                       </td>
+                      <td className="muted small" data-testid="call-decision">
+                        {decidedBy(c.decision)}
+                      </td>
                       <td className="muted">
                         {c.app?.finishedAt ? formatDuration(c.app.finishedAt - c.app.startedAt) : ""}
                       </td>
                     </tr>
                     {openCalls.has(c.index) && (
                       <tr className="call-detail" data-testid="call-detail">
-                        <td colSpan={4}>
+                        <td colSpan={5}>
                           <div className="grid-2 small" style={{ fontFamily: "var(--mono)" }}>
                             <div>
                               <h5>Arguments</h5>
@@ -232,4 +236,11 @@ export function RunCard({ run, liveLogs }: { run: CodeRunRecord; liveLogs?: LogL
       </div>
     </article>
   );
+}
+
+/** "Ada Admin at 14:02:11", "grant grt_…", or "" when nobody decided (the policy allowed the call). */
+function decidedBy(decision: CodeRunCallView["decision"]): string {
+  if (!decision) return "";
+  const at = new Date(decision.at).toLocaleTimeString();
+  return "grant" in decision.by ? `grant ${decision.by.grant} at ${at}` : `${decision.by.name} at ${at}`;
 }

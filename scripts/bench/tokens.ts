@@ -391,6 +391,7 @@ function benchRecord(
         finishedAt: now,
       },
       rejection: null,
+      decision: null,
     })),
     result:
       outcome.status === "completed"

@@ -7,7 +7,7 @@
  */
 import "server-only";
 import { randomUUID } from "node:crypto";
-import type { DecideInput, ListDecisionsInput } from "@/contracts/decisions";
+import type { DecideManyInput, DecisionItem, ListDecisionsInput } from "@/contracts/decisions";
 import type { ToolEntry } from "../apps/registry";
 import type { Db } from "../db/client";
 import type { Platform } from "../platform";
@@ -85,41 +85,117 @@ function withTool(platform: Platform, request: DecisionRequest): Pick<DecisionVi
   };
 }
 
-/** Decisions in chats the caller may decide in (owner, or any for an admin). */
+/** Decisions in chats the caller may decide in (owner, or any for an admin); `runId` gives one run's card. */
 export async function listDecisions(ctx: ServiceContext, input: ListDecisionsInput = {}): Promise<DecisionView[]> {
   const p = requirePermission(ctx.principal, "apps.use");
   const where: string[] = [];
   const params: unknown[] = [];
   if (input.status) where.push(`d.status = $${params.push(input.status)}`);
   if (input.chatId) where.push(`d.chat_id = $${params.push(input.chatId)}`);
+  if (input.runId) where.push(`d.run_id = $${params.push(input.runId)}`);
   if (!isAdmin(p)) where.push(`c.owner_id = $${params.push(p.userId)}`);
   const rows = await ctx.platform.db.query<Row>(
-    `select d.* from decisions d join chats c on c.id = d.chat_id ${where.length ? `where ${where.join(" and ")}` : ""} order by d.created_at, d.id`,
+    `select d.* from decisions d join chats c on c.id = d.chat_id ${where.length ? `where ${where.join(" and ")}` : ""} order by d.created_at, d.call_index, d.id`,
     params,
   );
   return rows.map((r) => toView(ctx.platform, r));
 }
 
-export async function decide(ctx: ServiceContext, { id, decision }: DecideInput): Promise<DecisionView> {
+/** Answers one decision (a second answer is a conflict). */
+export async function decide(ctx: ServiceContext, item: DecisionItem): Promise<DecisionView> {
+  const [view] = await applyDecisions(ctx, [item]);
+  return view!;
+}
+
+/**
+ * Answers several decisions at once (one card's Allow all, Deny all, or per call), all or none: a
+ * decision the caller may not decide, one that does not exist, or one already taken refuses the whole
+ * batch and nothing changes. Each run whose decisions are all taken is run again once.
+ */
+export async function decideMany(ctx: ServiceContext, input: DecideManyInput): Promise<DecisionView[]> {
+  return applyDecisions(ctx, input.items);
+}
+
+async function applyDecisions(ctx: ServiceContext, items: DecisionItem[]): Promise<DecisionView[]> {
   const p: Principal = requirePermission(ctx.principal, "apps.use");
   const { db } = ctx.platform;
-  const row = (await db.query<Row>("select * from decisions where id = $1", [id]))[0];
-  if (!row) throw new AppError("NOT_FOUND", "No such decision.");
-  await ownedChat(db, p, row.chat_id).catch((error: unknown) => {
-    throw isAppError(error) && error.code === "FORBIDDEN" ? error : new AppError("NOT_FOUND", "No such decision.");
+  const ids = items.map((i) => i.id);
+  const rows = await db.query<Row>("select * from decisions where id = any($1::text[])", [ids]);
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const missing = ids.find((id) => !byId.has(id));
+  if (missing) throw new AppError("NOT_FOUND", `No such decision: ${missing}.`, { id: missing });
+  for (const chatId of new Set(rows.map((r) => r.chat_id))) {
+    await ownedChat(db, p, chatId).catch((error: unknown) => {
+      throw isAppError(error) && error.code === "FORBIDDEN" ? error : new AppError("NOT_FOUND", "No such decision.");
+    });
+  }
+  const taken = rows.find((r) => r.status !== "pending");
+  const conflict = (row: Row) =>
+    new AppError(
+      "CONFLICT",
+      items.length === 1
+        ? `This decision was already taken (${row.status}).`
+        : `Decision ${row.id} was already taken (${row.status}); nothing was changed.`,
+      { id: row.id, status: row.status },
+    );
+  if (taken) throw conflict(taken);
+  const statuses = items.map((i) => (i.decision === "allow" ? "allowed" : "denied"));
+  const now = Date.now();
+  const updated = await db.transaction(async (tx) => {
+    const done = await tx.query<Row>(
+      `update decisions d set status = v.status, decided_by = $3, decided_at = $4
+       from unnest($1::text[], $2::text[]) as v(id, status)
+       where d.id = v.id and d.status = 'pending' returning d.*`,
+      [ids, statuses, p.userId, now],
+    );
+    if (done.length !== ids.length) {
+      // Someone else answered one of them in between: undo the whole batch.
+      const late = (
+        await tx.query<Row>("select * from decisions where id = any($1::text[]) and status <> 'pending'", [
+          ids.filter((id) => !done.some((r) => r.id === id)),
+        ])
+      )[0];
+      throw conflict(late ?? byId.get(ids[0]!)!);
+    }
+    return done;
   });
-  const status = decision === "allow" ? "allowed" : "denied";
-  const updated = await db.query<Row>(
-    "update decisions set status = $1, decided_by = $2, decided_at = $3 where id = $4 and status = 'pending' returning *",
-    [status, p.userId, Date.now(), id],
+  const views = new Map(updated.map((r) => [r.id, toView(ctx.platform, r)]));
+  const runs = new Map<string, string>();
+  for (const row of updated) {
+    if (row.run_id) {
+      if (!runs.has(row.run_id)) runs.set(row.run_id, row.id);
+    } else ctx.platform.track(finishDirectCall(ctx, views.get(row.id)!));
+  }
+  for (const [runId, decisionId] of runs) ctx.platform.events.emit("decision-decided", { decisionId, runId });
+  for (const row of updated) ctx.platform.events.emit("run", { runId: row.run_id, chatId: row.chat_id });
+  return ids.map((id) => views.get(id)!);
+}
+
+/**
+ * Withdraws a run's pending decisions (the run ended while they waited: it returned, failed or was
+ * cancelled); answers the call indexes they belonged to.
+ */
+export async function withdrawDecisions(db: Db, runId: string): Promise<number[]> {
+  const rows = await db.query<{ call_index: number | null }>(
+    "update decisions set status = 'withdrawn', decided_at = $2 where run_id = $1 and status = 'pending' returning call_index",
+    [runId, Date.now()],
   );
-  if (!updated[0])
-    throw new AppError("CONFLICT", `This decision was already taken (${row.status}).`, { status: row.status });
-  const view = toView(ctx.platform, updated[0]);
-  if (row.run_id) ctx.platform.events.emit("decision-decided", { decisionId: id, runId: row.run_id });
-  else ctx.platform.track(finishDirectCall(ctx, view));
-  ctx.platform.events.emit("run", { runId: row.run_id, chatId: row.chat_id });
-  return view;
+  return rows.map((r) => r.call_index).filter((i): i is number => i !== null);
+}
+
+/** Who decided each decided decision of a run: the person and when (for the run's record). */
+export async function runDecisions(
+  db: Db,
+  runId: string,
+): Promise<Map<string, { by: { id: string; name: string }; at: number }>> {
+  const rows = await db.query<{ id: string; decided_by: string; name: string | null; decided_at: string | number }>(
+    `select d.id, d.decided_by, u.name, d.decided_at from decisions d left join users u on u.id = d.decided_by
+     where d.run_id = $1 and d.status in ('allowed', 'denied') and d.decided_by is not null`,
+    [runId],
+  );
+  return new Map(
+    rows.map((r) => [r.id, { by: { id: r.decided_by, name: r.name ?? r.decided_by }, at: Number(r.decided_at) }]),
+  );
 }
 
 /** The status of one decision, for the journal's answer to the call that waits on it (null if gone). */

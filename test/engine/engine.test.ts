@@ -197,6 +197,58 @@ describe("host answers", () => {
     expect(host.calls.map((c) => c.index)).toEqual([0, 1]);
   });
 
+  it("keeps running after a pause: allowed calls go out, later ask calls join, waiting only when nothing else can run", async () => {
+    const host = fakeHost((req): HostCallAnswer => {
+      if (req.binding === "work_calendar.create_event") return { type: "pause" };
+      return calendarOutcome(req);
+    });
+    const pending = run(
+      `const write = apps.work_calendar.create_event({ t: 1 });
+       const day = await apps.work_calendar.list_events({ day: "2026-10-23" });
+       const more = [1, 2, 3].map((t) => apps.work_calendar.create_event({ t: t + 1, n: day.structuredContent.events.length }));
+       await apps.work_calendar.list_events({ day: "2026-10-24" });
+       await Promise.all([write, ...more]);
+       return "never";`,
+      {},
+      host,
+    );
+    const outcome = await pending;
+    expect(outcome).toMatchObject({ status: "waiting", index: 0 });
+    expect(host.calls.map((c) => [c.index, c.binding])).toEqual([
+      [0, "work_calendar.create_event"],
+      [1, "work_calendar.list_events"],
+      [2, "work_calendar.create_event"],
+      [3, "work_calendar.create_event"],
+      [4, "work_calendar.create_event"],
+      [5, "work_calendar.list_events"],
+    ]);
+    expect(outcome.completionOrder).toEqual([1, 5]);
+  });
+
+  it("paused calls hold no maxPendingCalls slot: 20 parallel ask calls all reach the host in one attempt", async () => {
+    const host = fakeHost((): HostCallAnswer => ({ type: "pause" }));
+    const outcome = await run(
+      `await Promise.all(Array.from({ length: 20 }, (_, i) => apps.work_calendar.create_event({ i })))`,
+      { limits: { maxPendingCalls: 4 } },
+      host,
+    );
+    expect(outcome).toMatchObject({ status: "waiting", index: 0 });
+    expect(host.calls).toHaveLength(20);
+  });
+
+  it("a program that returns while calls still wait for a decision completes", async () => {
+    const host = fakeHost((req): HostCallAnswer => (req.index === 0 ? { type: "pause" } : calendarOutcome(req)));
+    const outcome = await run(
+      `apps.work_calendar.create_event({ t: 1 }).catch(() => {});
+       const d = await apps.work_calendar.list_events({ day: "2026-10-23" });
+       return d.structuredContent.events.length;`,
+      {},
+      host,
+    );
+    expect(outcome).toMatchObject({ status: "completed", valueJson: "2" });
+    expect(host.calls).toHaveLength(2);
+  });
+
   it("fails with the reason the host gives when it stops the run", async () => {
     const host = fakeHost(() => ({ type: "stop", reason: "ReplayMismatch", message: "call 0 differs" }));
     expect(await run(CALENDAR_PROGRAM, {}, host)).toMatchObject({

@@ -9,7 +9,7 @@ import { checkCall, performAppCall } from "../app-calls";
 import { requirePermission } from "../auth";
 import type { ServiceContext } from "../context";
 import { requestDecision } from "../decisions";
-import { decideCall, markWaiting, recordOutcome } from "./journal";
+import { awaitDecision, decideCall, recordOutcome } from "./journal";
 import { open } from "./rows";
 
 /**
@@ -44,7 +44,7 @@ export async function handleCall(
         capability: check.capability,
         code,
       });
-      await markWaiting(ctx, run, call.index, decisionId);
+      await awaitDecision(ctx, run, call.index, decisionId);
       return { type: "pause" };
     }
   }

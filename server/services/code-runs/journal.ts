@@ -20,7 +20,7 @@ import { logOutcome } from "../../log";
 import type { Platform } from "../../platform";
 import { failedOutcome } from "../app-calls";
 import type { ServiceContext } from "../context";
-import { decisionStatus } from "../decisions";
+import { decisionStatus, withdrawDecisions } from "../decisions";
 import { AppError } from "../errors";
 import { getRun } from "./records";
 import { type CallRow, open, type RunRow, runForHost, seal } from "./rows";
@@ -34,6 +34,12 @@ const SAFE_MESSAGES: Record<FailureReason, string> = {
   Cancelled: "The program was stopped.",
   Unavailable: "OpenBot could not run or store the program, or Code Mode is off.",
   Interrupted: "The program's caller or a stored step is gone.",
+};
+
+const WITHDRAWN_MESSAGE = {
+  Completed: "The program returned before this call was decided; it was not sent.",
+  Failed: "The program failed before this call was decided; it was not sent.",
+  Cancelled: "The program was stopped before this call was decided; it was not sent.",
 };
 
 /** The recorded outcomes of a run and the order they completed in: what a re-run replays. */
@@ -105,19 +111,22 @@ export async function finishRun(
       const value: unknown =
         outcome.valueJson === undefined || outcome.valueJson === "" ? null : JSON.parse(outcome.valueJson);
       const result: CodeRunResult = { _tag: "Completed", value, logs: outcome.logs, output: outcome.output };
-      await ctx.platform.db.query(
-        "update code_runs set status = 'Completed', result_enc = $1, updated_at = $2 where id = $3 and status = 'Running'",
+      const ended = await ctx.platform.db.query(
+        "update code_runs set status = 'Completed', result_enc = $1, updated_at = $2 where id = $3 and status = 'Running' returning id",
         [seal(ctx, "code_runs", runId, "result", result), Date.now(), runId],
       );
+      if (ended.length) await withdrawWaiting(ctx, runId, WITHDRAWN_MESSAGE.Completed);
       reportLater(ctx.platform, runId);
     }
   } else if (outcome.status === "failed") {
     await failRun(ctx, runId, outcome.reason, outcome.message, outcome.logs);
   } else {
-    await ctx.platform.db.query(
-      "update code_runs set status = 'Waiting', updated_at = $1 where id = $2 and status = 'Running'",
+    const waiting = await ctx.platform.db.query(
+      "update code_runs set status = 'Waiting', updated_at = $1 where id = $2 and status = 'Running' returning id",
       [Date.now(), runId],
     );
+    // Its decisions may all have been taken while the program still ran: subscribers re-run it then.
+    if (waiting.length) ctx.platform.events.emit("run-waiting", { runId });
   }
   ctx.platform.events.emit("run", { runId });
   return getRun(ctx, runId);
@@ -207,6 +216,7 @@ export async function failRun(
      where id = $6 and status in ('Queued', 'Running', 'Waiting')`,
     [status, reason, errorId, seal(ctx, "code_runs", runId, "result", result), Date.now(), runId],
   );
+  await withdrawWaiting(ctx, runId, status === "Cancelled" ? WITHDRAWN_MESSAGE.Cancelled : WITHDRAWN_MESSAGE.Failed);
   reportLater(ctx.platform, runId);
 }
 
@@ -353,17 +363,35 @@ async function recordedStep(
   return { type: "stop", reason: "Unavailable", message: `Call ${call.index} has no stored outcome.` };
 }
 
-/** A call that waits for decision `decisionId`: linked to it, and the run is Waiting. */
-export async function markWaiting(ctx: ServiceContext, run: RunRow, index: number, decisionId: string): Promise<void> {
-  const { db } = ctx.platform;
-  await db.query("update code_run_calls set decision_id = $1 where run_id = $2 and idx = $3", [
+/**
+ * A call that waits for decision `decisionId`: linked to it. The run stays Running (its program runs on);
+ * it becomes Waiting when its host reports that nothing else can run (finishRun).
+ */
+export async function awaitDecision(
+  ctx: ServiceContext,
+  run: RunRow,
+  index: number,
+  decisionId: string,
+): Promise<void> {
+  await ctx.platform.db.query("update code_run_calls set decision_id = $1 where run_id = $2 and idx = $3", [
     decisionId,
     run.id,
     index,
   ]);
-  await db.query(
-    "update code_runs set status = 'Waiting', updated_at = $1 where id = $2 and status in ('Running', 'Waiting')",
-    [Date.now(), run.id],
-  );
   ctx.platform.events.emit("run", { runId: run.id, chatId: run.chat_id });
+}
+
+/**
+ * The run ended while calls still waited for a decision: their requests are withdrawn and each call is
+ * recorded as Withdrawn (never sent).
+ */
+async function withdrawWaiting(ctx: ServiceContext, runId: string, message: string): Promise<void> {
+  const indexes = await withdrawDecisions(ctx.platform.db, runId);
+  if (indexes.length === 0) return;
+  await ctx.platform.db.query(
+    `update code_run_calls set rejection = $3 where run_id = $1 and idx = any($2::int[])
+     and outcome_enc is null and operation_id is null`,
+    [runId, indexes, JSON.stringify({ name: "Withdrawn", message })],
+  );
+  ctx.platform.events.emit("run", { runId });
 }

@@ -5,6 +5,7 @@ import type { Platform } from "../../platform";
 import { requirePermission } from "../auth";
 import { readableChat } from "../chats";
 import type { ServiceContext } from "../context";
+import { runDecisions } from "../decisions";
 import { AppError } from "../errors";
 import { type CallRow, type OperationRow, open, type RunRow } from "./rows";
 
@@ -43,6 +44,7 @@ async function toRecord(ctx: ServiceContext, run: RunRow): Promise<CodeRunRecord
     [run.id],
   );
   const opById = new Map(ops.map((o) => [o.id, o]));
+  const decided = await runDecisions(db, run.id);
   return {
     id: run.id,
     executionId: run.execution_id,
@@ -72,6 +74,7 @@ async function toRecord(ctx: ServiceContext, run: RunRow): Promise<CodeRunRecord
             }
           : null,
         rejection: c.rejection ? (JSON.parse(c.rejection) as { name: string; message: string }) : null,
+        decision: (c.decision_id && decided.get(c.decision_id)) || null,
       };
     }),
     result: run.result_enc ? open<CodeRunResult>(ctx, "code_runs", run.id, "result", run.result_enc) : null,

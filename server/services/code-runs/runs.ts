@@ -286,10 +286,6 @@ export async function cancelRun(ctx: ServiceContext, runId: string): Promise<Cod
   });
   ctx.platform.activeRuns.get(runId)?.abort();
   await failRun(ctx, runId, "Cancelled", "The program was stopped.", []);
-  await ctx.platform.db.query(
-    "update decisions set status = 'withdrawn', decided_at = $2 where run_id = $1 and status = 'pending'",
-    [runId, Date.now()],
-  );
   logEvent("code_run_cancelled", { runId });
   return getRun(ctx, runId);
 }

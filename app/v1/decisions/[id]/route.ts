@@ -1,4 +1,4 @@
-import { decideInput } from "@/contracts/decisions";
+import { decisionItem } from "@/contracts/decisions";
 import { guard } from "@/server/api/access";
 import { parseInput, rest, withBody } from "@/server/http/rest";
 import { decide } from "@/server/services/decisions";
@@ -6,6 +6,6 @@ import { decide } from "@/server/services/decisions";
 export const dynamic = "force-dynamic";
 export const POST = rest(
   guard("POST /v1/decisions/[id]", ({ ctx, params, body }) =>
-    decide(ctx, parseInput(decideInput, withBody(body, { id: params.id }))),
+    decide(ctx, parseInput(decisionItem, withBody(body, { id: params.id }))),
   ),
 );
