@@ -123,6 +123,11 @@ export class AppConnection {
     await client?.close().catch(() => undefined);
   }
 
+  /** The protocol revision agreed with the server, once connected. */
+  protocolVersion(): string | undefined {
+    return (this.opened?.transport as { protocolVersion?: string } | undefined)?.protocolVersion;
+  }
+
   /** The stdio child's process id, if any (diagnostics and tests). */
   pid(): number | null {
     return this.opened?.pid() ?? null;
