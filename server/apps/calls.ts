@@ -4,7 +4,7 @@
  * complete result shaped like a tool result, and the SDK's failures told apart by their shape.
  */
 import "server-only";
-import type { CallToolResult, Client, ElicitRequest } from "@modelcontextprotocol/client";
+import type { CallToolResult, Client, ElicitRequest, ElicitResult } from "@modelcontextprotocol/client";
 import { AppCallError, type AppCallResult } from "./errors";
 import { CALL_META } from "./transports";
 
@@ -53,6 +53,60 @@ export function send(
     case "prompt":
       return client.getPrompt({ name: op.name, arguments: op.args, _meta, ...more }, requestOptions);
   }
+}
+
+/** Rounds of `input_required` one call may take before it is given up. */
+const MAX_INPUT_ROUNDS = 8;
+
+/**
+ * Sends the operation; while the App answers `input_required` (2026-07-28 MRTR), fulfils its requests
+ * (`ask` shows an elicitation to a person, through the same card as `elicitation/create`; roots are
+ * empty; sampling is not offered) and sends the request again with `inputResponses` and the server's
+ * `requestState` echoed unchanged, once per round.
+ */
+export async function sendAnswering(
+  client: Client,
+  op: Operation,
+  options: SendOptions,
+  key: string,
+  label: string,
+  ask: (params: ElicitParams) => Promise<ElicitResult>,
+): Promise<AppCallResult> {
+  let retry: RetryParams | undefined;
+  for (let round = 0; ; round += 1) {
+    const raw = await send(client, op, options, key, retry);
+    const asked = inputRequiredOf(raw);
+    if (!asked) return shape(op, raw, label);
+    if (round >= MAX_INPUT_ROUNDS)
+      throw new AppCallError("tool_error", `${label} kept asking for input (${round} rounds); the call was given up.`);
+    retry = {
+      inputResponses: await fulfil(asked, label, ask),
+      ...(asked.requestState !== undefined ? { requestState: asked.requestState } : {}),
+    };
+  }
+}
+
+async function fulfil(
+  asked: InputRequired,
+  label: string,
+  ask: (params: ElicitParams) => Promise<ElicitResult>,
+): Promise<Record<string, unknown>> {
+  const responses: Record<string, unknown> = {};
+  for (const [k, request] of Object.entries(asked.inputRequests)) {
+    if (request.method === "elicitation/create") {
+      const params = (request.params ?? {}) as ElicitParams;
+      responses[k] =
+        params.mode === "url" || !("requestedSchema" in params) ? { action: "decline" } : await ask(params);
+    } else if (request.method === "roots/list") {
+      responses[k] = { roots: [] };
+    } else {
+      throw new AppCallError(
+        "tool_error",
+        `${label} asked for ${request.method.slice(0, 60)}, which OpenBot does not offer.`,
+      );
+    }
+  }
+  return responses;
 }
 
 /** The `input_required` result of a 2026-07-28 server (the SDK hands it back in manual mode), else undefined. */

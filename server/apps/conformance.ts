@@ -51,7 +51,10 @@ export async function runScenario(serverUrl: string, scenario: string, context: 
       onInput: (input) => {
         const content = defaultsOf(input.requestedSchema);
         log(`input asked (${input.message.slice(0, 80)}): answering with the schema's defaults`);
-        input.answer({ action: "accept", content }).catch((e: unknown) => log(`answer failed: ${String(e)}`));
+        input.answer({ action: "accept", content }).catch((e: unknown) => {
+          log(`the defaults do not answer it (${String(e)}): declining`);
+          if (input.state === "pending") input.answer({ action: "decline" }).catch(() => undefined);
+        });
       },
     },
   );

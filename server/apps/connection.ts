@@ -26,16 +26,12 @@ import type { BuiltinHost } from "./builtin/host";
 import {
   describe,
   type ElicitParams,
-  type InputRequired,
-  inputRequiredOf,
   isProtocolError,
   isSdkError,
   MAX_MESSAGE,
   type Operation,
-  type RetryParams,
   type SendOptions,
-  send,
-  shape,
+  sendAnswering,
 } from "./calls";
 import { type InputAnswer, InputRequest } from "./elicitation";
 import { AppCallError, type AppCallResult, isAppCallError } from "./errors";
@@ -83,9 +79,6 @@ interface Inflight {
   disarm(): void;
   result: Promise<AppCallResult>;
 }
-
-/** Rounds of `input_required` one call may take before it is given up. */
-const MAX_INPUT_ROUNDS = 8;
 
 export class AppConnection {
   status: ConnectionStatus = "connecting";
@@ -318,7 +311,10 @@ export class AppConnection {
     };
     const key = randomUUID();
     let record: Inflight | undefined;
-    const sent = this.rounds(client, op, requestOptions, key, label, () => record);
+    const sent = sendAnswering(client, op, requestOptions, key, label, (params) => {
+      if (!record) throw new AppCallError("unavailable", `${label} asked for input before it was tracked.`);
+      return this.ask(record, params);
+    });
     const result = Promise.race([sent, aborted])
       .catch((error: unknown) => {
         throw this.mapError(gen, error, label);
@@ -352,59 +348,6 @@ export class AppConnection {
       this.inflight.set(key, record);
       result.then(resolve, reject);
     });
-  }
-
-  /**
-   * Sends the operation; while the App answers `input_required` (2026-07-28), fulfils its requests (a
-   * person answers an elicitation through the same card as `elicitation/create`) and sends the request
-   * again with `inputResponses` and the server's `requestState` echoed unchanged, once per round.
-   */
-  private async rounds(
-    client: Client,
-    op: Operation,
-    options: SendOptions,
-    key: string,
-    label: string,
-    current: () => Inflight | undefined,
-  ): Promise<AppCallResult> {
-    let retry: RetryParams | undefined;
-    for (let round = 0; ; round += 1) {
-      const raw = await send(client, op, options, key, retry);
-      const asked = inputRequiredOf(raw);
-      if (!asked) return shape(op, raw, label);
-      const call = current();
-      if (round >= MAX_INPUT_ROUNDS || !call)
-        throw new AppCallError(
-          "tool_error",
-          `${label} kept asking for input (${round} rounds); the call was given up.`,
-        );
-      retry = {
-        inputResponses: await this.fulfil(asked, call, label),
-        ...(asked.requestState !== undefined ? { requestState: asked.requestState } : {}),
-      };
-    }
-  }
-
-  /** The answers to one round's input requests: elicitations from a person, roots empty; sampling is not offered. */
-  private async fulfil(asked: InputRequired, call: Inflight, label: string): Promise<Record<string, unknown>> {
-    const responses: Record<string, unknown> = {};
-    for (const [k, request] of Object.entries(asked.inputRequests)) {
-      if (request.method === "elicitation/create") {
-        const params = (request.params ?? {}) as ElicitParams;
-        responses[k] =
-          params.mode === "url" || !("requestedSchema" in params)
-            ? { action: "decline" }
-            : await this.ask(call, params);
-      } else if (request.method === "roots/list") {
-        responses[k] = { roots: [] };
-      } else {
-        throw new AppCallError(
-          "tool_error",
-          `${label} asked for ${request.method.slice(0, 60)}, which OpenBot does not offer.`,
-        );
-      }
-    }
-    return responses;
   }
 
   private mapError(gen: number, error: unknown, label: string): AppCallError {

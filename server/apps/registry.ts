@@ -17,7 +17,7 @@ import { AppCallError, type AppCallResult, ConnectionConfigError } from "./error
 import { type ConnectionRow, parseName, toRecord } from "./records";
 import { slugify } from "./slug";
 import { parseTransport, redactTransport } from "./transports";
-import type { AppRegistryOptions, ConnectionView, ToolEntry } from "./types";
+import type { AppProgress, AppRegistryOptions, ConnectionView, ToolEntry } from "./types";
 
 export { defaultPolicy } from "./bindings";
 export type { ConnectionStatus, Policy } from "./connection";
@@ -25,7 +25,7 @@ export type { InputAnswer, PendingInput } from "./elicitation";
 export type { AppCallFailure, AppCallResult } from "./errors";
 export { AppCallError, ConnectionConfigError, isAppCallError, isConnectionConfigError } from "./errors";
 export type { TransportConfig } from "./transports";
-export type { AppRegistryOptions, ConnectionView, ToolEntry } from "./types";
+export type { AppProgress, AppRegistryOptions, ConnectionView, ToolEntry } from "./types";
 
 export class AppRegistry {
   private readonly conns = new Map<string, AppConnection>();
@@ -78,7 +78,7 @@ export class AppRegistry {
   async call(
     entry: ToolEntry,
     args: unknown,
-    opts: { timeoutMs?: number; signal?: AbortSignal } = {},
+    opts: { timeoutMs?: number; signal?: AbortSignal; onProgress?: (progress: AppProgress) => void } = {},
   ): Promise<AppCallResult> {
     const conn = this.conns.get(entry.connectionId);
     if (!conn || this.closed) throw new AppCallError("unavailable", `${entry.binding} is not available now.`);
@@ -99,7 +99,7 @@ export class AppRegistry {
           ? { kind: "prompt", name: String(input.name), args: input.arguments as Record<string, string> | undefined }
           : { kind: "tool", name: entry.name, args: input };
     const timeoutMs = Math.min(Math.max(Math.floor(opts.timeoutMs ?? this.callTimeoutMs), 1), 3_600_000);
-    return conn.call(op, { timeoutMs, signal: opts.signal, binding: entry.binding });
+    return conn.call(op, { timeoutMs, signal: opts.signal, binding: entry.binding, onProgress: opts.onProgress });
   }
 
   /** An App's open question to a person, by id (see `onElicitation`). */
@@ -253,6 +253,8 @@ export class AppRegistry {
       enabled: record.enabled,
       builtin: record.builtin !== null,
       status: conn.status,
+      ...(conn.protocolVersion() ? { protocolVersion: conn.protocolVersion() } : {}),
+      ...(conn.listTtlMs !== undefined ? { listTtlMs: conn.listTtlMs } : {}),
       ...(error && conn.status === "failed" ? { error } : {}),
       tools: this.entries
         .filter((e) => e.connectionId === record.id)

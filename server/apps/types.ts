@@ -34,6 +34,10 @@ export interface ConnectionView {
   enabled: boolean;
   builtin: boolean;
   status: ConnectionStatus;
+  /** The MCP revision agreed with the server (`2026-07-28`, `2025-11-25`, …), while connected. */
+  protocolVersion?: string;
+  /** How long the server said its lists stay fresh (they are listed again after it), if it said. */
+  listTtlMs?: number;
   error?: string;
   tools: {
     name: string;
@@ -69,4 +73,11 @@ export interface AppRegistryOptions {
   reconnect?: { minMs?: number; maxMs?: number };
   /** Called when an App asks for input during a call (the call fails with `input_required`). */
   onElicitation?: (input: PendingInput) => void;
+}
+
+/** One `notifications/progress` of a call, as the App sent it (message is untrusted text). */
+export interface AppProgress {
+  progress: number;
+  total?: number;
+  message?: string;
 }
