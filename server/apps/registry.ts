@@ -67,6 +67,14 @@ export class AppRegistry {
     return [...this.entries];
   }
 
+  /**
+   * What programs and the model may see and call: every binding except `deny` ones (a denied tool is
+   * absent from `apps`, the declarations, the discovery index and the model's direct tools).
+   */
+  catalog(): ToolEntry[] {
+    return this.entries.filter((e) => e.policy !== "deny");
+  }
+
   resolve(binding: string): ToolEntry | undefined {
     return this.byBinding.get(binding);
   }

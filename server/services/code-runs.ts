@@ -26,6 +26,7 @@ import type {
   RunOutcome,
 } from "@/contracts/engine";
 import { CANONICAL_MAX_DEPTH, canonicalJson, utf8Length } from "@/worker/canonical-json";
+import { discoveryOutcome, isDiscoveryBinding } from "../apps/discovery";
 import { AppCallError, isAppCallError, type ToolEntry } from "../apps/registry";
 import { sha256 } from "../crypto";
 import { logEvent, logFailure, logOutcome } from "../log";
@@ -146,7 +147,7 @@ export async function startRun(
     outputBytes: settings.codeMode.outputBytes,
     maxPendingCalls: settings.codeMode.maxPendingCalls,
   };
-  const bindings = ctx.platform.apps.tools().map((t) => t.binding);
+  const bindings = ctx.platform.apps.catalog().map((t) => t.binding);
   const id = `run_${randomUUID()}`;
   const now = Date.now();
   const time = now;
@@ -388,6 +389,7 @@ export async function handleCall(
     await db.query<CallRow>("select * from code_run_calls where run_id = $1 and idx = $2", [runId, call.index])
   )[0];
   if (existing) return answerRecordedCall(ctx, run, principal, existing, call, digest, argsJson);
+  if (isDiscoveryBinding(call.binding)) return answerDiscoveryCall(ctx, run, call, argsJson, digest);
 
   const bindings = JSON.parse(run.bindings) as string[];
   const entry = bindings.includes(call.binding) ? ctx.platform.apps.resolve(call.binding) : undefined;
@@ -452,6 +454,39 @@ export async function handleCall(
     return { type: "pause" };
   }
   return sendCall(ctx, run, call.index, entry, argsJson);
+}
+
+/**
+ * `apps.$search` / `apps.$describe`: answered from the run's own catalog (its bindings as they resolve
+ * now, `deny` left out) without calling any App, and recorded like a call so a replay gets the same answer.
+ */
+async function answerDiscoveryCall(
+  ctx: ServiceContext,
+  run: RunRow,
+  call: CallRequest,
+  argsJson: string,
+  digest: string,
+): Promise<HostCallAnswer> {
+  const inserted = await ctx.platform.db.query(
+    `insert into code_run_calls (run_id, idx, binding, source, args_enc, args_digest, created_at)
+     values ($1, $2, $3, $4, $5, $6, $7) on conflict (run_id, idx) do nothing returning idx`,
+    [
+      run.id,
+      call.index,
+      call.binding,
+      JSON.stringify({ connectionId: "", connectionName: "", name: call.binding }),
+      seal(ctx, "code_run_calls", `${run.id}:${call.index}`, "args", argsJson),
+      digest,
+      Date.now(),
+    ],
+  );
+  if (inserted.length === 0) return { type: "stop", reason: "Unavailable", message: "The call arrived twice." };
+  const catalog = (JSON.parse(run.bindings) as string[]).flatMap((b) => {
+    const entry = ctx.platform.apps.resolve(b);
+    return entry && entry.policy !== "deny" ? [entry] : [];
+  });
+  const outcome = await discoveryOutcome(call.binding, argsJson, catalog);
+  return recordOutcome(ctx, run.id, call.index, outcome, null);
 }
 
 /**

@@ -85,7 +85,7 @@ export async function codeApi(
   const parsed = codeApiInput.safeParse(input ?? {});
   if (!parsed.success) throw invalidInput(parsed.error.issues);
   return {
-    declarations: await declarations(platform.apps.tools(), {
+    declarations: await declarations(platform.apps.catalog(), {
       query: parsed.data.query || undefined,
       connection: parsed.data.connection || undefined,
     }),

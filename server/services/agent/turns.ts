@@ -224,7 +224,7 @@ async function runLoop(
   let partial = "";
   try {
     const settings = await readSettings(platform.db);
-    const apps = platform.apps.tools();
+    const apps = platform.apps.catalog();
     const ctx: ServiceContext = { platform, principal };
     const tools: ToolSet = {};
     if (settings.codeMode.enabled && apps.length > 0) {
@@ -232,7 +232,7 @@ async function runLoop(
         description: CODE_API_DESCRIPTION,
         inputSchema: z.object({ query: z.string().optional(), connection: z.string().optional() }),
         execute: async ({ query, connection }) => ({
-          declarations: await declarations(platform.apps.tools(), { query, connection }),
+          declarations: await declarations(platform.apps.catalog(), { query, connection }),
         }),
       });
       tools[RUN_CODE_TOOL] = tool({
