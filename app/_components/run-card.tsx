@@ -167,6 +167,12 @@ export function RunCard({ run, liveLogs }: { run: CodeRunRecord; liveLogs?: LogL
                       </td>
                       <td>
                         {c.rejection ? <span className="error-text">{c.rejection.name}</span> : (c.app?.status ?? "—")}
+                        {c.app?.progress && (
+                          <span className="muted" data-testid="call-progress">
+                            {" "}
+                            {progressText(c.app.progress)}
+                          </span>
+                        )}
                       </td>
                       <td className="muted">
                         {c.app?.finishedAt ? formatDuration(c.app.finishedAt - c.app.startedAt) : ""}
@@ -232,4 +238,10 @@ export function RunCard({ run, liveLogs }: { run: CodeRunRecord; liveLogs?: LogL
       </div>
     </article>
   );
+}
+
+/** An App's progress report as a short line: `3/4 · step 3` (the message is the App's text, shown as text). */
+function progressText(p: { progress: number; total?: number; message?: string }): string {
+  const amount = p.total ? `${p.progress}/${p.total}` : String(p.progress);
+  return p.message ? `${amount} · ${p.message.slice(0, 120)}` : amount;
 }

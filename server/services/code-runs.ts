@@ -32,6 +32,7 @@ import { sha256 } from "../crypto";
 import { logEvent, logFailure, logOutcome } from "../log";
 import type { Platform } from "../platform";
 import type { RunPass } from "../run-admission";
+import { progressRecorder } from "./app-progress";
 import { type Principal, principalFromKeyId, requirePermission } from "./auth";
 import { checkAppCall } from "./capability";
 import { ownedChat, readableChat, touchChat } from "./chats";
@@ -113,6 +114,7 @@ interface OperationRow {
   execution_id: string;
   status: AppOperationView["status"];
   result_enc: string | null;
+  progress_enc: string | null;
   started_at: string | number;
   finished_at: string | number | null;
 }
@@ -677,7 +679,13 @@ export async function performAppCall(
   let errorReason: string | null = null;
   const secrets = [...substituted.secrets, ...(await knownSecrets(platform))];
   try {
-    const result = redact(await platform.apps.call(call.entry, substituted.args), secrets);
+    const progress = progressRecorder(platform, opId, call, (text) => redact(text, secrets));
+    const result = redact(
+      await platform.apps
+        .call(call.entry, substituted.args, { onProgress: progress.onProgress })
+        .finally(progress.flush),
+      secrets,
+    );
     const resultJson = JSON.stringify(result);
     if (resultJson.length > MAX_CALL_JSON)
       throw new AppCallError("tool_error", `The result is larger than ${MAX_CALL_JSON} bytes.`);
@@ -1085,7 +1093,7 @@ async function toRecord(ctx: ServiceContext, run: RunRow): Promise<CodeRunRecord
   const { db } = ctx.platform;
   const calls = await db.query<CallRow>("select * from code_run_calls where run_id = $1 order by idx", [run.id]);
   const ops = await db.query<OperationRow>(
-    "select id, execution_id, status, result_enc, started_at, finished_at from app_operations where run_id = $1",
+    "select id, execution_id, status, result_enc, progress_enc, started_at, finished_at from app_operations where run_id = $1",
     [run.id],
   );
   const opById = new Map(ops.map((o) => [o.id, o]));
@@ -1113,6 +1121,15 @@ async function toRecord(ctx: ServiceContext, run: RunRow): Promise<CodeRunRecord
               executionId: op.execution_id,
               status: op.status,
               result: op.result_enc ? open<unknown>(ctx, "app_operations", op.id, "result", op.result_enc) : null,
+              progress: op.progress_enc
+                ? open<NonNullable<AppOperationView["progress"]>>(
+                    ctx,
+                    "app_operations",
+                    op.id,
+                    "progress",
+                    op.progress_enc,
+                  )
+                : null,
               startedAt: Number(op.started_at),
               finishedAt: op.finished_at === null ? null : Number(op.finished_at),
             }
