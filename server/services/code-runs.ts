@@ -37,6 +37,7 @@ import { type Principal, principalFromKeyId, requirePermission } from "./auth";
 import { checkAppCall } from "./capability";
 import { ownedChat, readableChat, touchChat } from "./chats";
 import { AppError, invalidInput } from "./errors";
+import { cancelRunCalls, trackRunCall } from "./run-app-calls";
 import { readSettings } from "./settings";
 import { transpileTypeScript } from "./transpile";
 import {
@@ -680,10 +681,14 @@ export async function performAppCall(
   const secrets = [...substituted.secrets, ...(await knownSecrets(platform))];
   try {
     const progress = progressRecorder(platform, opId, call, (text) => redact(text, secrets));
+    const tracked = trackRunCall(platform, call.runId);
     const result = redact(
       await platform.apps
-        .call(call.entry, substituted.args, { onProgress: progress.onProgress })
-        .finally(progress.flush),
+        .call(call.entry, substituted.args, { onProgress: progress.onProgress, signal: tracked.signal })
+        .finally(() => {
+          tracked.done();
+          return progress.flush();
+        }),
       secrets,
     );
     const resultJson = JSON.stringify(result);
@@ -818,6 +823,7 @@ export async function finishRun(
         "update code_runs set status = 'Completed', result_enc = $1, updated_at = $2 where id = $3 and status = 'Running'",
         [seal(ctx, "code_runs", runId, "result", result), Date.now(), runId],
       );
+      cancelRunCalls(ctx.platform, runId);
       reportLater(ctx.platform, runId);
     }
   } else if (outcome.status === "failed") {
@@ -916,6 +922,7 @@ export async function failRun(
      where id = $6 and status in ('Queued', 'Running', 'Waiting')`,
     [status, reason, errorId, seal(ctx, "code_runs", runId, "result", result), Date.now(), runId],
   );
+  cancelRunCalls(ctx.platform, runId);
   reportLater(ctx.platform, runId);
 }
 

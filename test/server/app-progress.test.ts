@@ -1,11 +1,12 @@
 /**
- * Progress of a nested App call: a real 2026-07-28 server (test/apps/fixtures/modern-server.mjs) reports
- * `notifications/progress`; each report is announced as a run change while the call runs (the run card
- * re-reads the record then) and the last one stays on the call's App operation in the record.
+ * Progress and cancellation of nested App calls, against a real 2026-07-28 server
+ * (test/apps/fixtures/modern-server.mjs): each `notifications/progress` is announced as a run change while
+ * the call runs (the run card re-reads the record then) and the last one stays on the call's App operation
+ * in the record; cancelling a run cancels its call in flight at the App.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { stop } from "../apps/helpers";
 import { startTestPlatform, type TestPlatform } from "../helpers/platform";
 
@@ -32,15 +33,53 @@ afterAll(async () => {
   await stop(server);
 });
 
-describe("progress of an App call", () => {
-  it("is announced live and kept in the record", async () => {
-    const admin = t.caller(t.admin);
-    const conn = await admin.connections.create({
-      name: "Modern",
-      transport: { type: "http", url: `http://127.0.0.1:${port}/mcp` },
+let connectionId = "";
+async function connect() {
+  const admin = t.caller(t.admin);
+  if (connectionId) return admin;
+  const conn = await admin.connections.create({
+    name: "Modern",
+    transport: { type: "http", url: `http://127.0.0.1:${port}/mcp` },
+  });
+  expect(conn.status).toBe("connected");
+  connectionId = conn.id;
+  await admin.connections.setPolicies({ id: conn.id, policies: { count: "allow", wait: "allow", stats: "allow" } });
+  return admin;
+}
+
+async function stats(): Promise<{ waitStarted: number; cancelled: number }> {
+  const entry = t.platform.apps.resolve("modern.stats")!;
+  return (await t.platform.apps.call(entry, {})).structuredContent as never;
+}
+
+describe("nested App calls", () => {
+  it("cancelling the run cancels its call in flight at the App", async () => {
+    const admin = await connect();
+    const before = await stats();
+    const chat = await admin.chats.create({});
+    const { ticket } = await admin.codeRuns.start({ chatId: chat.id, code: "return await apps.modern.wait({})" });
+    const call = admin.codeRuns.appCall({
+      runId: ticket!.runId,
+      attempt: ticket!.attempt,
+      index: 0,
+      binding: "modern.wait",
+      argsJson: "{}",
     });
-    expect(conn.status).toBe("connected");
-    await admin.connections.setPolicies({ id: conn.id, policies: { count: "allow" } });
+    await vi.waitFor(async () => expect((await stats()).waitStarted).toBe(before.waitStarted + 1), {
+      timeout: 15_000,
+      interval: 100,
+    });
+    const cancelled = await admin.codeRuns.cancel({ id: ticket!.runId });
+    expect(cancelled.status).toBe("Cancelled");
+    expect(await call).toMatchObject({ type: "error", name: "AppCallFailed", details: { reason: "unavailable" } });
+    await vi.waitFor(async () => expect((await stats()).cancelled).toBe(before.cancelled + 1), {
+      timeout: 15_000,
+      interval: 200,
+    });
+  });
+
+  it("progress is announced live and kept in the record", async () => {
+    const admin = await connect();
     const chat = await admin.chats.create({});
     let changes = 0;
     const onRun = () => {
