@@ -10,8 +10,8 @@ import type { Platform } from "../platform";
 export function trackRunCall(platform: Platform, runId: string | null): { signal?: AbortSignal; done(): void } {
   if (runId === null) return { done: () => undefined };
   const controller = new AbortController();
-  let calls = platform.runAppCalls.get(runId);
-  if (!calls) platform.runAppCalls.set(runId, (calls = new Set()));
+  const calls = platform.runAppCalls.get(runId) ?? new Set<AbortController>();
+  platform.runAppCalls.set(runId, calls);
   calls.add(controller);
   return {
     signal: controller.signal,
