@@ -87,6 +87,8 @@ export interface AppOperationView {
   status: "Running" | "Completed" | "Failed" | "Unknown" | "InputRequired";
   /** The stored MCP result (or the failure's safe details); null while running. Always present. */
   result?: unknown;
+  /** The last `notifications/progress` the App reported for this call (message is the App's text), if any. */
+  progress?: { progress: number; total?: number; message?: string } | null;
   startedAt: number;
   finishedAt: number | null;
 }

@@ -33,6 +33,8 @@ export interface Platform {
   activeRuns: Map<string, AbortController>;
   /** Turns in progress, by turn id: aborting one stops the model and its programs. */
   activeTurns: Map<string, AbortController>;
+  /** App calls in flight, by run id: when the run ends they are cancelled at the App (run-app-calls.ts). */
+  runAppCalls: Map<string, Set<AbortController>>;
   /** Pages subscribed to a chat's turns, by chat id: a program of that chat can run in a page's worker. */
   pageListeners: Map<string, number>;
   /** A model to use instead of the configured one (tests: the AI SDK's mock models). */
@@ -96,6 +98,7 @@ export async function createPlatform(options: CreatePlatformOptions = {}): Promi
       admission: new RunAdmission(DEFAULT_CODE_MODE),
       activeRuns,
       activeTurns,
+      runAppCalls: new Map(),
       pageListeners,
       events,
       track(work) {

@@ -250,6 +250,18 @@ for (const name of config.bindings) {
   else if (holder !== callFn) holder = holder.value;
   try { define(holder, cap, { [cap](args) { return invoke(name, args); } }[cap], true); } catch (e) {}
 }
+// Discovery from the run's own catalog (answered by the host, no App is called): see server/apps/discovery.ts.
+define(apps, "$search", function $search(query, options) {
+  const limit = options !== null && typeof options === "object" ? options.limit : undefined;
+  return invoke("$search", { query: query, limit: limit });
+}, false);
+define(apps, "$describe", function $describe(binding) {
+  if (typeof binding !== "string" || !apply(MapHas, bindingSet, [binding])) {
+    const shown = typeof binding === "string" ? JSONStringify(sliceStr(binding, 0, 200)) : typeof binding;
+    return apply(PromiseReject, PromiseCtor, [new TypeErrorCtor("apps.$describe: unknown binding " + shown)]);
+  }
+  return invoke("$describe", { binding: binding });
+}, false);
 for (const key of ownKeys(apps)) freeze(apps[key]);
 freeze(apps);
 const vault = ObjectCreate(null);

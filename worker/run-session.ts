@@ -492,7 +492,7 @@ export class RunSession {
       return deferred.handle;
     }
     const binding = ctx.typeof(bindingHandle) === "string" ? this.readString(bindingHandle) : "";
-    if (!this.bindings.has(binding)) {
+    if (!this.bindings.has(binding) && binding !== "$search" && binding !== "$describe") {
       this.rejectAtOnce(deferred, {
         name: "TypeError",
         message: `unknown binding ${JSON.stringify(binding.slice(0, 200))}`,

@@ -168,6 +168,12 @@ export function RunCard({ run, liveLogs }: { run: CodeRunRecord; liveLogs?: LogL
                       </td>
                       <td>
                         {c.rejection ? <span className="error-text">{c.rejection.name}</span> : (c.app?.status ?? "—")}
+                        {c.app?.progress && (
+                          <span className="muted" data-testid="call-progress">
+                            {" "}
+                            {progressText(c.app.progress)}
+                          </span>
+                        )}
                       </td>
                       <td className="muted small" data-testid="call-decision">
                         {decidedBy(c.decision)}
@@ -243,4 +249,10 @@ function decidedBy(decision: CodeRunCallView["decision"]): string {
   if (!decision) return "";
   const at = new Date(decision.at).toLocaleTimeString();
   return "grant" in decision.by ? `grant ${decision.by.grant} at ${at}` : `${decision.by.name} at ${at}`;
+}
+
+/** An App's progress report as a short line: `3/4 · step 3` (the message is the App's text, shown as text). */
+function progressText(p: { progress: number; total?: number; message?: string }): string {
+  const amount = p.total ? `${p.progress}/${p.total}` : String(p.progress);
+  return p.message ? `${amount} · ${p.message.slice(0, 120)}` : amount;
 }

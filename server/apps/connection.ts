@@ -1,35 +1,43 @@
 /**
- * One live MCP connection: an SDK Client over the connection's transport, its tool/resource/prompt lists,
- * status, and reconnection with backoff (by default 0.5 s doubling to 30 s) after a failed start or a drop. Calls
- * always have a deadline of their own (an abort that does not rely on the SDK), fail fast while the
- * connection is not connected, and map every failure to an AppCallError. An App's question (elicitation)
- * goes to the call that asked it: the one the transport names, else the only call in flight.
+ * One live MCP connection: an SDK Client (v2, `@modelcontextprotocol/client`) over the connection's
+ * transport, its tool/resource/prompt lists, status, and reconnection with backoff (by default 0.5 s
+ * doubling to 30 s) after a failed start or a drop. The protocol revision is chosen by what the server
+ * supports: `server/discover` first (2026-07-28, stateless, per-request `_meta`), else the `initialize`
+ * handshake of 2025-11-25 / 2025-06-18. Lists are kept until the server says they changed or their
+ * `ttlMs` passes. Calls always have a deadline of their own (an abort that does not rely on the SDK),
+ * fail fast while the connection is not connected, and map every failure to an AppCallError. An App's
+ * question goes to the call that asked it: on 2026-07-28 it comes back as that call's `input_required`
+ * result (see `mrtr.ts`); on older revisions as `elicitation/create`, to the call the transport names,
+ * else the only call in flight.
  */
 import "server-only";
 import { randomUUID } from "node:crypto";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
-  type CallToolResult,
-  type ElicitRequest,
-  ElicitRequestSchema,
+  Client,
   type ElicitResult,
-  ErrorCode,
   type Prompt,
-  PromptListChangedNotificationSchema,
   type RequestId,
   type Resource,
-  ResourceListChangedNotificationSchema,
   type Tool,
-  ToolListChangedNotificationSchema,
-} from "@modelcontextprotocol/sdk/types.js";
+} from "@modelcontextprotocol/client";
+import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Policy } from "@/contracts/connections";
 import { logEvent } from "../log";
 import type { BuiltinHost } from "./builtin/host";
+import {
+  describe,
+  type ElicitParams,
+  isProtocolError,
+  isSdkError,
+  MAX_MESSAGE,
+  type Operation,
+  type SendOptions,
+  sendAnswering,
+} from "./calls";
 import { type InputAnswer, InputRequest } from "./elicitation";
 import { AppCallError, type AppCallResult, isAppCallError } from "./errors";
 import { isOAuthFlowError } from "./oauth/errors";
-import { CALL_META, type OpenedTransport, openTransport, type TransportConfig } from "./transports";
+import { type OpenedTransport, openTransport, type TransportConfig } from "./transports";
 
 export type { Policy };
 export type ConnectionStatus = "connected" | "connecting" | "failed" | "disabled";
@@ -60,10 +68,7 @@ export interface ConnectionDeps {
   authorize?: (base: FetchLike) => FetchLike;
 }
 
-export type Operation =
-  | { kind: "tool"; name: string; args: Record<string, unknown> }
-  | { kind: "resource"; uri: string }
-  | { kind: "prompt"; name: string; args?: Record<string, string> };
+export type { Operation } from "./calls";
 
 interface Inflight {
   /** Marks the call's request (see CALL_META), so the transport can name the call an App's question belongs to. */
@@ -79,9 +84,6 @@ interface Inflight {
   result: Promise<AppCallResult>;
 }
 
-const MAX_LIST_PAGES = 20;
-const MAX_MESSAGE = 500;
-
 export class AppConnection {
   status: ConnectionStatus = "connecting";
   error?: string;
@@ -90,15 +92,18 @@ export class AppConnection {
   prompts: Prompt[] = [];
   /** The server advertises resources (so `read_resource` is offered). */
   hasResources = false;
-  /** The last attempt failed because nobody is signed in (OAuth). */
-  authRequired = false;
   private client?: Client;
   private opened?: OpenedTransport;
   private generation = 0;
   private attempt = 0;
   private retryTimer?: NodeJS.Timeout;
   private refreshTimer?: NodeJS.Timeout;
+  private ttlTimer?: NodeJS.Timeout;
+  /** The shortest `ttlMs` the server gave its lists, if any (they are listed again after it). */
+  listTtlMs?: number;
   private readonly inflight = new Map<string, Inflight>();
+  /** The last attempt failed because nobody is signed in (OAuth). */
+  authRequired = false;
   private probing = false;
 
   constructor(
@@ -120,6 +125,7 @@ export class AppConnection {
     this.generation += 1;
     clearTimeout(this.retryTimer);
     clearTimeout(this.refreshTimer);
+    clearTimeout(this.ttlTimer);
     this.retryTimer = undefined;
     for (const call of this.inflight.values()) call.input?.dispose();
     const client = this.client;
@@ -128,6 +134,11 @@ export class AppConnection {
     this.status = "disabled";
     this.error = undefined;
     await client?.close().catch(() => undefined);
+  }
+
+  /** The protocol revision agreed with the server, once connected. */
+  protocolVersion(): string | undefined {
+    return this.client?.getNegotiatedProtocolVersion();
   }
 
   /** The stdio child's process id, if any (diagnostics and tests). */
@@ -140,16 +151,25 @@ export class AppConnection {
     this.status = "connecting";
     this.deps.onChange();
     let opened: OpenedTransport | undefined;
-    const client = new Client({ name: "openbot", version: "0.1.0" }, { capabilities: { elicitation: { form: {} } } });
-    client.setRequestHandler(ElicitRequestSchema, (request, extra) =>
-      this.elicit(gen, request.params, opened, extra.requestId),
+    const client = new Client(
+      { name: "openbot", version: "0.1.0" },
+      {
+        capabilities: { elicitation: { form: {} } },
+        // 2026-07-28 when the server answers `server/discover`, else the 2025 `initialize` handshake.
+        versionNegotiation: { mode: "auto", probe: { timeoutMs: Math.min(this.deps.connectTimeoutMs, 5000) } },
+        // An `input_required` result comes back to `call` (a person answers it, maybe much later).
+        inputRequired: { autoFulfill: false },
+      },
     );
-    for (const schema of [
-      ToolListChangedNotificationSchema,
-      ResourceListChangedNotificationSchema,
-      PromptListChangedNotificationSchema,
-    ]) {
-      client.setNotificationHandler(schema, () => this.refreshSoon(gen));
+    client.setRequestHandler("elicitation/create", (request, ctx) =>
+      this.elicit(gen, request.params, opened, ctx.mcpReq.id),
+    );
+    for (const method of [
+      "notifications/tools/list_changed",
+      "notifications/resources/list_changed",
+      "notifications/prompts/list_changed",
+    ] as const) {
+      client.setNotificationHandler(method, () => this.refreshSoon(gen));
     }
     let ready = false;
     client.onclose = () => {
@@ -231,39 +251,43 @@ export class AppConnection {
     this.refreshTimer.unref();
   }
 
+  /**
+   * Lists tools, resources and prompts (every page; the SDK caps the walk). Each list is kept until the
+   * server says it changed, or, when the server gave a `ttlMs`, until the shortest of them passes: then
+   * it is listed again (with a floor of one second, so a tiny ttl cannot become a busy loop).
+   */
   private async refresh(gen: number, client: Client): Promise<void> {
     const caps = client.getServerCapabilities() ?? {};
-    const timeout = this.deps.connectTimeoutMs;
-    const tools = caps.tools
-      ? await paginate(
-          (cursor) => client.listTools({ cursor }, { timeout }),
-          (r) => r.tools,
-        )
-      : [];
-    const resources = caps.resources
-      ? await paginate(
-          (cursor) => client.listResources({ cursor }, { timeout }),
-          (r) => r.resources,
-        )
-      : [];
-    const prompts = caps.prompts
-      ? await paginate(
-          (cursor) => client.listPrompts({ cursor }, { timeout }),
-          (r) => r.prompts,
-        )
-      : [];
+    const options = { timeout: this.deps.connectTimeoutMs, cacheMode: "refresh" as const };
+    const [tools, resources, prompts] = await Promise.all([
+      caps.tools ? client.listTools(undefined, options) : undefined,
+      caps.resources ? client.listResources(undefined, options) : undefined,
+      caps.prompts ? client.listPrompts(undefined, options) : undefined,
+    ]);
     if (gen !== this.generation) return;
-    this.tools = tools;
-    this.resources = resources;
-    this.prompts = prompts;
+    this.tools = tools?.tools ?? [];
+    this.resources = resources?.resources ?? [];
+    this.prompts = prompts?.prompts ?? [];
     this.hasResources = Boolean(caps.resources);
+    const ttls = [tools, resources, prompts]
+      .map((r) => (r as { ttlMs?: unknown } | undefined)?.ttlMs)
+      .filter((t): t is number => typeof t === "number" && Number.isFinite(t) && t > 0);
+    this.listTtlMs = ttls.length ? Math.min(...ttls) : undefined;
+    clearTimeout(this.ttlTimer);
+    if (this.listTtlMs !== undefined) {
+      this.ttlTimer = setTimeout(() => this.refreshSoon(gen), Math.min(Math.max(this.listTtlMs, 1000), 86_400_000));
+      this.ttlTimer.unref();
+    }
   }
 
   /**
    * Runs one operation with a deadline. Fails fast with `unavailable` unless connected; an elicitation
    * from the App fails the returned promise with `input_required` while the call goes on.
    */
-  call(op: Operation, opts: { timeoutMs: number; signal?: AbortSignal; binding: string }): Promise<AppCallResult> {
+  call(
+    op: Operation,
+    opts: { timeoutMs: number; signal?: AbortSignal; binding: string; onProgress?: SendOptions["onprogress"] },
+  ): Promise<AppCallResult> {
     const client = this.client;
     const gen = this.generation;
     const label = opts.binding;
@@ -290,10 +314,17 @@ export class AppConnection {
       controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true });
     });
     // The SDK's own deadline is a backstop far beyond ours (it must outlive a wait for a person's input).
-    const requestOptions = { signal: controller.signal, timeout: opts.timeoutMs + this.deps.inputTimeoutMs + 60_000 };
+    const requestOptions: SendOptions = {
+      signal: controller.signal,
+      timeout: opts.timeoutMs + this.deps.inputTimeoutMs + 60_000,
+      ...(opts.onProgress ? { onprogress: opts.onProgress } : {}),
+    };
     const key = randomUUID();
-    const sent = send(client, op, requestOptions, key).then((raw) => shape(op, raw, label));
     let record: Inflight | undefined;
+    const sent = sendAnswering(client, op, requestOptions, key, label, (params) => {
+      if (!record) throw new AppCallError("unavailable", `${label} asked for input before it was tracked.`);
+      return this.ask(record, params);
+    });
     const result = Promise.race([sent, aborted])
       .catch((error: unknown) => {
         throw this.mapError(gen, error, label);
@@ -333,15 +364,17 @@ export class AppConnection {
     if (isAppCallError(error)) return error;
     if (isAuthRequired(error))
       return new AppCallError("auth_required", `${label} needs a sign-in to ${this.record.name}: Connect it first.`);
-    if (isMcpError(error)) {
-      if (error.code === ErrorCode.RequestTimeout)
-        return new AppCallError("timeout", `${label} did not answer in time.`);
-      if (error.code === ErrorCode.ConnectionClosed) {
+    if (isSdkError(error)) {
+      if (error.code === "REQUEST_TIMEOUT") return new AppCallError("timeout", `${label} did not answer in time.`);
+      if (error.code === "CONNECTION_CLOSED" || error.code === "NOT_CONNECTED" || error.code === "SEND_FAILED") {
         this.fail(gen, "The connection closed.");
         return new AppCallError("unavailable", `${this.record.name} closed the connection during the call.`);
       }
-      return new AppCallError("tool_error", `${label} failed: ${error.message.slice(0, MAX_MESSAGE)}`);
+      if (!error.code.startsWith("CLIENT_HTTP"))
+        return new AppCallError("tool_error", `${label} failed: ${error.message.slice(0, MAX_MESSAGE)}`);
     }
+    if (isProtocolError(error))
+      return new AppCallError("tool_error", `${label} failed: ${error.message.slice(0, MAX_MESSAGE)}`);
     // One request that could not be delivered (a slow connect, a reset socket) fails that call only; the
     // connection is marked failed only if the App does not answer a ping either.
     this.probe(gen, describe(error));
@@ -372,7 +405,7 @@ export class AppConnection {
    */
   private elicit(
     gen: number,
-    params: ElicitRequest["params"],
+    params: ElicitParams,
     opened: OpenedTransport | undefined,
     requestId: RequestId,
   ): Promise<ElicitResult> {
@@ -385,6 +418,11 @@ export class AppConnection {
       logEvent("app_input_unattributed", { connectionId: this.record.id, inFlight: this.inflight.size });
       return Promise.resolve({ action: "cancel" });
     }
+    return this.ask(call, params);
+  }
+
+  /** Shows an App's question to a person under the call that asked it; resolves with their answer. */
+  private ask(call: Inflight, params: ElicitParams & { requestedSchema?: unknown }): Promise<ElicitResult> {
     let respond: (answer: InputAnswer) => void = () => undefined;
     const answered = new Promise<ElicitResult>((resolve) => {
       respond = (answer) => resolve(answer);
@@ -409,72 +447,8 @@ export class AppConnection {
   }
 }
 
-function send(
-  client: Client,
-  op: Operation,
-  options: { signal: AbortSignal; timeout: number },
-  key: string,
-): Promise<unknown> {
-  const _meta = { [CALL_META]: key };
-  switch (op.kind) {
-    case "tool":
-      return client.callTool({ name: op.name, arguments: op.args, _meta }, undefined, options);
-    case "resource":
-      return client.readResource({ uri: op.uri, _meta }, options);
-    case "prompt":
-      return client.getPrompt({ name: op.name, arguments: op.args, _meta }, options);
-  }
-}
-
 /** Nobody is signed in to the OAuth App (the transport's fetch says so; the SDK may wrap it once). */
 function isAuthRequired(error: unknown): boolean {
   const cause = error instanceof Error ? (error as { cause?: unknown }).cause : undefined;
   return [error, cause].some((e) => isOAuthFlowError(e) && e.reason === "auth_required");
-}
-
-/** An MCP protocol error (by its shape: the SDK may be loaded once per module graph). */
-function isMcpError(error: unknown): error is Error & { code: number } {
-  return error instanceof Error && error.name === "McpError" && typeof (error as { code?: unknown }).code === "number";
-}
-
-/** Tool results as sent; resource reads and prompts as `{ content, structuredContent }` like a tool result. */
-function shape(op: Operation, raw: unknown, label: string): AppCallResult {
-  if (op.kind === "resource") {
-    const { contents } = raw as { contents: unknown[] };
-    return { content: contents.map((resource) => ({ type: "resource", resource })), structuredContent: { contents } };
-  }
-  if (op.kind === "prompt") {
-    const { description, messages } = raw as { description?: string; messages: { content: unknown }[] };
-    return {
-      content: messages.map((m) => m.content),
-      structuredContent: description === undefined ? { messages } : { description, messages },
-    };
-  }
-  const result = raw as CallToolResult;
-  if (result.isError) {
-    const first = result.content.find((c) => c.type === "text");
-    const text = first && first.type === "text" ? `: ${first.text.slice(0, MAX_MESSAGE)}` : ".";
-    throw new AppCallError("tool_error", `${label} returned an error${text}`, result as AppCallResult);
-  }
-  return result as AppCallResult;
-}
-
-async function paginate<R extends { nextCursor?: string }, T>(
-  page: (cursor?: string) => Promise<R>,
-  items: (r: R) => T[],
-): Promise<T[]> {
-  const all: T[] = [];
-  let cursor: string | undefined;
-  for (let i = 0; i < MAX_LIST_PAGES; i += 1) {
-    const r = await page(cursor);
-    all.push(...items(r));
-    cursor = r.nextCursor;
-    if (!cursor) break;
-  }
-  return all;
-}
-
-function describe(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return message.slice(0, MAX_MESSAGE);
 }

@@ -90,7 +90,8 @@ export async function declarations(tools: ToolEntry[], opts: DeclarationOptions 
   return `${out.join("\n")}\n`;
 }
 
-function filterTools(tools: ToolEntry[], opts: DeclarationOptions): ToolEntry[] {
+/** The tools every word of `query` occurs in (binding, name, title, description, connection), in their order. */
+export function filterTools(tools: ToolEntry[], opts: DeclarationOptions): ToolEntry[] {
   let chosen = [...tools];
   const conn = opts.connection?.trim().toLowerCase();
   if (conn) {

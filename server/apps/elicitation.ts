@@ -117,3 +117,20 @@ export class InputRequest implements PendingInput {
     this.options.onSettled();
   }
 }
+
+/**
+ * The answer a schema's own defaults give (SEP-1034: a client applies `default` values): the fields
+ * with a default of the right primitive type, the rest left for the person.
+ */
+export function defaultsOf(
+  requestedSchema: Record<string, unknown>,
+): Record<string, string | number | boolean | string[]> {
+  const properties = (requestedSchema.properties ?? {}) as Record<string, { default?: unknown }>;
+  const out: Record<string, string | number | boolean | string[]> = {};
+  for (const [name, prop] of Object.entries(properties)) {
+    const value = prop?.default;
+    if (typeof value === "string" || typeof value === "number" || typeof value === "boolean") out[name] = value;
+    else if (Array.isArray(value) && value.every((v) => typeof v === "string")) out[name] = value as string[];
+  }
+  return out;
+}

@@ -7,117 +7,27 @@
  */
 import "server-only";
 import { randomUUID } from "node:crypto";
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
-import addFormatsModule from "ajv-formats";
-import { z } from "zod";
-import { policiesPatchSchema, policySchema } from "@/contracts/connections";
-import type { Db } from "../db/client";
+import { policiesPatchSchema } from "@/contracts/connections";
+import { ArgumentChecker } from "./arguments";
+import { buildCatalog } from "./bindings";
 import { type BuiltinHost, startBuiltinHost } from "./builtin/host";
-import {
-  AppConnection,
-  type ConnectionDeps,
-  type ConnectionRecord,
-  type ConnectionStatus,
-  type Operation,
-  type Policy,
-} from "./connection";
+import { AppConnection, type ConnectionDeps, type ConnectionRecord, type Operation, type Policy } from "./connection";
 import type { InputRequest, PendingInput } from "./elicitation";
 import { AppCallError, type AppCallResult, ConnectionConfigError } from "./errors";
-import { type ConnectionOAuth, type OAuthTarget, SHARED } from "./oauth/manager";
+import { type OAuthTarget, SHARED } from "./oauth/manager";
 import { oauthTarget, PersonalConnections } from "./oauth/personal";
-import { assignSlugs, slugify } from "./slug";
-import { parseTransport, redactTransport, type TransportConfig } from "./transports";
+import { type ConnectionRow, parseName, toRecord } from "./records";
+import { slugify } from "./slug";
+import { parseTransport, redactTransport } from "./transports";
+import type { AppProgress, AppRegistryOptions, ConnectionView, ToolEntry } from "./types";
 
+export { defaultPolicy } from "./bindings";
 export type { ConnectionStatus, Policy } from "./connection";
 export type { InputAnswer, PendingInput } from "./elicitation";
 export type { AppCallFailure, AppCallResult } from "./errors";
 export { AppCallError, ConnectionConfigError, isAppCallError, isConnectionConfigError } from "./errors";
 export type { TransportConfig } from "./transports";
-
-export interface ToolEntry {
-  connectionId: string;
-  connectionName: string;
-  connectionSlug: string;
-  /** MCP tool name; `resources/read` and `prompts/get` for the read bindings. */
-  name: string;
-  /** `<connection slug>.<capability slug>`, e.g. `work_calendar.list_events`. */
-  binding: string;
-  kind: "tool" | "resource" | "prompt";
-  title?: string;
-  /** Untrusted text from the App. */
-  description: string;
-  inputSchema: Record<string, unknown>;
-  outputSchema?: Record<string, unknown>;
-  annotations?: Record<string, unknown>;
-  policy: Policy;
-  /** The policy without an admin's override (from the tool's annotations). */
-  defaultPolicy: Policy;
-}
-
-export interface ConnectionView {
-  id: string;
-  name: string;
-  slug: string;
-  /** Header and environment values hidden. */
-  transport: TransportConfig;
-  enabled: boolean;
-  builtin: boolean;
-  status: ConnectionStatus;
-  error?: string;
-  tools: {
-    name: string;
-    binding: string;
-    description: string;
-    policy: Policy;
-    defaultPolicy: Policy;
-    overridden: boolean;
-    kind: ToolEntry["kind"];
-    readOnlyHint: boolean;
-  }[];
-  resources: { uri: string; name: string; description?: string; mimeType?: string }[];
-  prompts: {
-    name: string;
-    description?: string;
-    arguments?: { name: string; description?: string; required?: boolean }[];
-  }[];
-  /** Slug clashes and similar things an admin should see. */
-  warnings: string[];
-  /** An OAuth App: its mode, and whether the connection waits for an admin's sign-in. */
-  oauth?: { mode: "shared" | "person"; needsSignIn: boolean };
-  createdAt: number;
-}
-
-export interface AppRegistryOptions {
-  db: Db;
-  dataDir: string;
-  /** Deadline of one call. Default 30000. */
-  callTimeoutMs?: number;
-  /** Deadline of connecting and listing. Default 15000. */
-  connectTimeoutMs?: number;
-  /** How long an App's question to a person stays open. Default 600000 (10 min). */
-  inputTimeoutMs?: number;
-  /** Reconnect backoff after a failure: first delay, doubling up to `maxMs`. Default 500 ms to 30000 ms. */
-  reconnect?: { minMs?: number; maxMs?: number };
-  /** Called when an App asks for input during a call (the call fails with `input_required`). */
-  onElicitation?: (input: PendingInput) => void;
-  /** OAuth sign-ins of http connections (without it, an `oauth` connection never signs in). */
-  oauth?: ConnectionOAuth;
-}
-
-const PolicySchema = policySchema;
-const NameSchema = z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters");
-const RESERVED_CONNECTION_SLUGS = new Set(["call", "constructor", "prototype"]);
-const RESERVED_TOOL_SLUGS = ["constructor", "prototype"];
-
-interface ConnectionRow {
-  id: string;
-  name: string;
-  transport: string;
-  enabled: boolean;
-  policies: string;
-  builtin: string | null;
-  created_at: string | number;
-}
+export type { AppProgress, AppRegistryOptions, ConnectionView, ToolEntry } from "./types";
 
 export class AppRegistry {
   private readonly conns = new Map<string, AppConnection>();
@@ -126,8 +36,7 @@ export class AppRegistry {
   private slugs = new Map<string, string>();
   private warnings = new Map<string, string[]>();
   private readonly inputs = new Map<string, InputRequest>();
-  private readonly validators = new WeakMap<object, ValidateFunction | null>();
-  private readonly ajv = newAjv();
+  private readonly checker = new ArgumentChecker();
   private readonly callTimeoutMs: number;
   private readonly personal?: PersonalConnections;
   private closed = false;
@@ -167,6 +76,14 @@ export class AppRegistry {
     return [...this.entries];
   }
 
+  /**
+   * What programs and the model may see and call: every binding except `deny` ones (a denied tool is
+   * absent from `apps`, the declarations, the discovery index and the model's direct tools).
+   */
+  catalog(): ToolEntry[] {
+    return this.entries.filter((e) => e.policy !== "deny");
+  }
+
   resolve(binding: string): ToolEntry | undefined {
     return this.byBinding.get(binding);
   }
@@ -179,14 +96,19 @@ export class AppRegistry {
     entry: ToolEntry,
     args: unknown,
     /** `userId`: the caller, whose own sign-in a `person`-mode OAuth App's calls use. */
-    opts: { timeoutMs?: number; signal?: AbortSignal; userId?: string } = {},
+    opts: {
+      timeoutMs?: number;
+      signal?: AbortSignal;
+      onProgress?: (progress: AppProgress) => void;
+      userId?: string;
+    } = {},
   ): Promise<AppCallResult> {
     let conn = this.conns.get(entry.connectionId);
     if (!conn || this.closed) throw new AppCallError("unavailable", `${entry.binding} is not available now.`);
     if (typeof args !== "object" || args === null || Array.isArray(args)) {
       throw new AppCallError("invalid_arguments", `The arguments of ${entry.binding} must be an object.`);
     }
-    const problem = this.check(entry.inputSchema, args);
+    const problem = this.checker.check(entry.inputSchema, args);
     if (problem)
       throw new AppCallError(
         "invalid_arguments",
@@ -209,7 +131,7 @@ export class AppRegistry {
         );
       conn = await this.personal.connectionFor(conn.record, opts.userId);
     }
-    return conn.call(op, { timeoutMs, signal: opts.signal, binding: entry.binding });
+    return conn.call(op, { timeoutMs, signal: opts.signal, binding: entry.binding, onProgress: opts.onProgress });
   }
 
   /** An App's open question to a person, by id (see `onElicitation`). */
@@ -378,107 +300,11 @@ export class AppRegistry {
 
   /** Recomputes slugs, bindings and warnings from the connections' current lists. */
   private rebuild(): void {
-    const conns = [...this.conns.values()];
-    const connSlugs = assignSlugs(
-      conns.map((c) => slugify(c.record.name, "app")),
-      RESERVED_CONNECTION_SLUGS,
-    );
-    const entries: ToolEntry[] = [];
-    const slugs = new Map<string, string>();
-    const warnings = new Map<string, string[]>();
-    conns.forEach((conn, i) => {
-      const assigned = connSlugs[i] ?? { slug: conn.record.id };
-      const slug = assigned.slug;
-      const notes: string[] = [];
-      if (assigned.wanted) {
-        const owner = conns.find((_, j) => connSlugs[j]?.slug === assigned.wanted);
-        notes.push(
-          owner
-            ? `The slug "${assigned.wanted}" is taken by the older connection "${owner.record.name}"; this connection's bindings use "${slug}".`
-            : `The slug "${assigned.wanted}" is reserved; this connection's bindings use "${slug}".`,
-        );
-      }
-      slugs.set(conn.record.id, slug);
-      if (conn.status !== "disabled") entries.push(...this.entriesOf(conn, slug, notes));
-      warnings.set(conn.record.id, notes);
-    });
-    this.entries = entries;
-    this.byBinding = new Map(entries.map((e) => [e.binding, e]));
-    this.slugs = slugs;
-    this.warnings = warnings;
-  }
-
-  private entriesOf(conn: AppConnection, connSlug: string, notes: string[]): ToolEntry[] {
-    const { record } = conn;
-    const base = { connectionId: record.id, connectionName: record.name, connectionSlug: connSlug };
-    const entries: ToolEntry[] = [];
-    const reserved = new Set(RESERVED_TOOL_SLUGS);
-    if (conn.hasResources) {
-      reserved.add("read_resource");
-      entries.push({
-        ...base,
-        ...resourceBinding(conn),
-        binding: `${connSlug}.read_resource`,
-        policy: record.policies["resources/read"] ?? "allow",
-        defaultPolicy: "allow",
-      });
-    }
-    if (conn.prompts.length) {
-      reserved.add("get_prompt");
-      entries.push({
-        ...base,
-        ...promptBinding(conn),
-        binding: `${connSlug}.get_prompt`,
-        policy: record.policies["prompts/get"] ?? "allow",
-        defaultPolicy: "allow",
-      });
-    }
-    const tools = [...conn.tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    const toolSlugs = assignSlugs(
-      tools.map((t) => slugify(t.name, "tool")),
-      reserved,
-    );
-    tools.forEach((tool, i) => {
-      const assigned = toolSlugs[i] ?? { slug: `tool_${i}` };
-      if (assigned.wanted) {
-        notes.push(
-          `The tool "${tool.name}" gives the binding name "${assigned.wanted}", which is already used; it is bound as "${assigned.slug}".`,
-        );
-      }
-      entries.push({
-        ...base,
-        name: tool.name,
-        binding: `${connSlug}.${assigned.slug}`,
-        kind: "tool",
-        ...(tool.title ? { title: tool.title } : {}),
-        description: tool.description ?? "",
-        inputSchema: tool.inputSchema as Record<string, unknown>,
-        ...(tool.outputSchema ? { outputSchema: tool.outputSchema as Record<string, unknown> } : {}),
-        ...(tool.annotations ? { annotations: tool.annotations as Record<string, unknown> } : {}),
-        policy: record.policies[tool.name] ?? defaultPolicy(tool.name, tool.annotations),
-        defaultPolicy: defaultPolicy(tool.name, tool.annotations),
-      });
-    });
-    return entries.sort((a, b) => (a.binding < b.binding ? -1 : a.binding > b.binding ? 1 : 0));
-  }
-
-  /**
-   * What is wrong with `args` under `schema`, naming each field (`args.title is required`), or undefined.
-   * A schema Ajv cannot compile (remote `$ref`, unknown dialect) is left to the App.
-   */
-  private check(schema: Record<string, unknown>, args: object): string | undefined {
-    let validate = this.validators.get(schema);
-    if (validate === undefined) {
-      try {
-        const { $schema: _ignored, $id: _id, ...rest } = schema;
-        validate = this.ajv.compile(rest);
-      } catch {
-        validate = null;
-      }
-      this.validators.set(schema, validate);
-    }
-    if (!validate || validate(args)) return undefined;
-    return describeProblems(validate.errors ?? []);
+    const catalog = buildCatalog([...this.conns.values()]);
+    this.entries = catalog.entries;
+    this.byBinding = new Map(catalog.entries.map((e) => [e.binding, e]));
+    this.slugs = catalog.slugs;
+    this.warnings = catalog.warnings;
   }
 
   private view(conn: AppConnection): ConnectionView {
@@ -493,6 +319,8 @@ export class AppRegistry {
       enabled: record.enabled,
       builtin: record.builtin !== null,
       status: conn.status,
+      ...(conn.protocolVersion() ? { protocolVersion: conn.protocolVersion() } : {}),
+      ...(conn.listTtlMs !== undefined ? { listTtlMs: conn.listTtlMs } : {}),
       ...(error && conn.status === "failed" ? { error } : {}),
       tools: this.entries
         .filter((e) => e.connectionId === record.id)
@@ -526,155 +354,4 @@ export class AppRegistry {
       createdAt: record.createdAt,
     };
   }
-}
-
-/** The JSON Schema validator for tool arguments: all errors, formats checked, unknown keywords allowed. */
-function newAjv(): Ajv {
-  const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: true, validateSchema: false });
-  const addFormats = addFormatsModule as unknown as (a: Ajv) => Ajv;
-  return addFormats(ajv);
-}
-
-const MAX_PROBLEMS = 5;
-
-/** Ajv's errors as `args.<field> <problem>` (never the values), at most five. */
-function describeProblems(errors: ErrorObject[]): string {
-  const seen = new Set<string>();
-  for (const e of errors) {
-    const at = [
-      "args",
-      ...e.instancePath
-        .split("/")
-        .slice(1)
-        .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~")),
-    ];
-    let text: string;
-    if (e.keyword === "required") text = `${[...at, String(e.params.missingProperty)].join(".")} is required`;
-    else if (e.keyword === "additionalProperties")
-      text = `${[...at, String(e.params.additionalProperty)].join(".")} is not allowed`;
-    else text = `${at.join(".")} ${e.message ?? "is invalid"}`;
-    seen.add(text.slice(0, 200));
-    if (seen.size === MAX_PROBLEMS) break;
-  }
-  return [...seen].join("; ") || "they are invalid";
-}
-
-function parseName(input: unknown): string {
-  const parsed = NameSchema.safeParse(input);
-  if (!parsed.success)
-    throw new ConnectionConfigError(`name: ${parsed.error.issues[0]?.message ?? "is invalid"}`, "name");
-  return parsed.data;
-}
-
-function toRecord(row: ConnectionRow): ConnectionRecord {
-  let transport: TransportConfig;
-  let policies: Record<string, Policy> = {};
-  try {
-    transport = parseTransport(JSON.parse(row.transport));
-  } catch {
-    transport = { type: "stdio", command: "/nonexistent/invalid-transport" };
-  }
-  try {
-    const parsed = z.record(z.string(), PolicySchema).safeParse(JSON.parse(row.policies));
-    if (parsed.success) policies = parsed.data;
-  } catch {
-    policies = {};
-  }
-  return {
-    id: row.id,
-    name: row.name,
-    transport,
-    enabled: row.enabled,
-    policies,
-    builtin: row.builtin,
-    createdAt: Number(row.created_at),
-  };
-}
-
-function resourceBinding(
-  conn: AppConnection,
-): Pick<ToolEntry, "name" | "kind" | "description" | "inputSchema" | "outputSchema"> {
-  const known = conn.resources.slice(0, 10).map((r) => `${r.uri} (${r.name})`);
-  const more = conn.resources.length > known.length ? `, and ${conn.resources.length - known.length} more` : "";
-  return {
-    name: "resources/read",
-    kind: "resource",
-    description: `Reads one resource of ${conn.record.name} by its URI.${known.length ? ` Known resources: ${known.join(", ")}${more}.` : ""}`,
-    inputSchema: {
-      type: "object",
-      properties: { uri: { type: "string", minLength: 1, description: "The resource's URI" } },
-      required: ["uri"],
-      additionalProperties: false,
-    },
-    outputSchema: {
-      type: "object",
-      properties: {
-        contents: {
-          type: "array",
-          items: {
-            type: "object",
-            properties: {
-              uri: { type: "string" },
-              mimeType: { type: "string" },
-              text: { type: "string" },
-              blob: { type: "string", description: "base64" },
-            },
-            required: ["uri"],
-          },
-        },
-      },
-      required: ["contents"],
-    },
-  };
-}
-
-function promptBinding(
-  conn: AppConnection,
-): Pick<ToolEntry, "name" | "kind" | "description" | "inputSchema" | "outputSchema"> {
-  const names = conn.prompts.map((p) => p.name);
-  return {
-    name: "prompts/get",
-    kind: "prompt",
-    description: `Gets one prompt of ${conn.record.name} by name: ${names.slice(0, 20).join(", ")}${names.length > 20 ? ", …" : ""}.`,
-    inputSchema: {
-      type: "object",
-      properties: {
-        name: { type: "string", enum: names, description: "The prompt's name" },
-        arguments: { type: "object", additionalProperties: { type: "string" }, description: "The prompt's arguments" },
-      },
-      required: ["name"],
-      additionalProperties: false,
-    },
-    outputSchema: {
-      type: "object",
-      properties: {
-        description: { type: "string" },
-        messages: {
-          type: "array",
-          items: {
-            type: "object",
-            properties: { role: { type: "string", enum: ["user", "assistant"] }, content: { type: "object" } },
-            required: ["role", "content"],
-          },
-        },
-      },
-      required: ["messages"],
-    },
-  };
-}
-
-/** Tool names that suggest reading secrets or the environment (get_env, read_secret, list_tokens, …). */
-const SECRET_LIKE =
-  /(^|[^a-z])(env|environment|secrets?|credentials?|tokens?|passwords?|api[_-]?keys?|private[_-]?keys?)([^a-z]|$)/i;
-
-/**
- * A tool's policy until an admin sets one: allow only a tool that says it is read-only and does not say it
- * reaches the open world, and whose name does not suggest it reads secrets; everything else asks.
- */
-export function defaultPolicy(
-  name: string,
-  annotations: { readOnlyHint?: unknown; openWorldHint?: unknown } | undefined,
-): Policy {
-  if (annotations?.readOnlyHint !== true || annotations.openWorldHint === true) return "ask";
-  return SECRET_LIKE.test(name.replace(/([a-z0-9])([A-Z])/g, "$1_$2")) ? "ask" : "allow";
 }

@@ -10,8 +10,10 @@ import type { CallOutcome } from "@/contracts/engine";
 import { AppCallError, isAppCallError, type ToolEntry } from "../apps/registry";
 import { logFailure, logOutcome } from "../log";
 import type { Platform } from "../platform";
+import { progressRecorder } from "./app-progress";
 import type { Principal } from "./auth";
 import { checkAppCall } from "./capability";
+import { trackRunCall } from "./run-app-calls";
 import { isVaultDeniedError, knownSecrets, redact, type Substituted, substituteSecrets, vaultRefusal } from "./vault";
 
 /** Largest result JSON the server hands to a program. */
@@ -138,8 +140,19 @@ export async function performAppCall(
   let errorReason: string | null = null;
   const secrets = [...substituted.secrets, ...(await knownSecrets(platform))];
   try {
+    const progress = progressRecorder(platform, opId, call, (text) => redact(text, secrets));
+    const tracked = trackRunCall(platform, call.runId);
     const result = redact(
-      await platform.apps.call(call.entry, substituted.args, { userId: call.principal.userId }),
+      await platform.apps
+        .call(call.entry, substituted.args, {
+          userId: call.principal.userId,
+          onProgress: progress.onProgress,
+          signal: tracked.signal,
+        })
+        .finally(() => {
+          tracked.done();
+          return progress.flush();
+        }),
       secrets,
     );
     const resultJson = JSON.stringify(result);

@@ -58,7 +58,7 @@ export async function setPolicies(ctx: ServiceContext, input: { id: string; poli
 export async function codeApi(ctx: ServiceContext, input: CodeApiInput = {}): Promise<{ declarations: string }> {
   requirePermission(ctx.principal, "apps.use");
   return {
-    declarations: await declarations(ctx.platform.apps.tools(), {
+    declarations: await declarations(ctx.platform.apps.catalog(), {
       query: input.query || undefined,
       connection: input.connection || undefined,
     }),

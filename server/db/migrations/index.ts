@@ -13,6 +13,7 @@ import { sql as vaultUsers } from "./0009-vault-users";
 import { sql as chatPins } from "./0011-chat-pins";
 import { sql as idempotencyKeys } from "./0012-idempotency-keys";
 import { sql as oauthCredentials } from "./0013-oauth-credentials";
+import { sql as appProgress } from "./0016-app-progress";
 
 export const MIGRATIONS: readonly Migration[] = [
   { id: "0001-core", sql: core },
@@ -27,4 +28,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: "0011-chat-pins", sql: chatPins },
   { id: "0012-idempotency-keys", sql: idempotencyKeys },
   { id: "0013-oauth-credentials", sql: oauthCredentials },
+  { id: "0016-app-progress", sql: appProgress },
 ];

@@ -14,6 +14,7 @@ import type {
   RunOutcome,
 } from "@/contracts/engine";
 import { CANONICAL_MAX_DEPTH, canonicalJson, utf8Length } from "@/worker/canonical-json";
+import { discoveryOutcome, isDiscoveryBinding } from "../../apps/discovery";
 import type { ToolEntry } from "../../apps/registry";
 import { sha256 } from "../../crypto";
 import { logOutcome } from "../../log";
@@ -22,6 +23,7 @@ import { failedOutcome } from "../app-calls";
 import type { ServiceContext } from "../context";
 import { decisionStatus, withdrawDecisions } from "../decisions";
 import { AppError } from "../errors";
+import { cancelRunCalls } from "../run-app-calls";
 import { getRun } from "./records";
 import { type CallRow, open, type RunRow, runForHost, seal } from "./rows";
 
@@ -116,6 +118,7 @@ export async function finishRun(
         [seal(ctx, "code_runs", runId, "result", result), Date.now(), runId],
       );
       if (ended.length) await withdrawWaiting(ctx, runId, WITHDRAWN_MESSAGE.Completed);
+      cancelRunCalls(ctx.platform, runId);
       reportLater(ctx.platform, runId);
     }
   } else if (outcome.status === "failed") {
@@ -217,6 +220,7 @@ export async function failRun(
     [status, reason, errorId, seal(ctx, "code_runs", runId, "result", result), Date.now(), runId],
   );
   await withdrawWaiting(ctx, runId, status === "Cancelled" ? WITHDRAWN_MESSAGE.Cancelled : WITHDRAWN_MESSAGE.Failed);
+  cancelRunCalls(ctx.platform, runId);
   reportLater(ctx.platform, runId);
 }
 
@@ -268,6 +272,7 @@ export async function decideCall(
   const digest = sha256(`${call.binding}\n${argsJson}`);
   const existing = await readCall(ctx, runId, call.index);
   if (existing) return recordedStep(ctx, run, principal.permissions.has("apps.use"), existing, call, digest, argsJson);
+  if (isDiscoveryBinding(call.binding)) return answerDiscoveryCall(ctx, run, call, argsJson, digest);
 
   const bindings = JSON.parse(run.bindings) as string[];
   const entry = bindings.includes(call.binding) ? ctx.platform.apps.resolve(call.binding) : undefined;
@@ -394,4 +399,37 @@ async function withdrawWaiting(ctx: ServiceContext, runId: string, message: stri
     [runId, indexes, JSON.stringify({ name: "Withdrawn", message })],
   );
   ctx.platform.events.emit("run", { runId });
+}
+
+/**
+ * `apps.$search` / `apps.$describe`: answered from the run's own catalog (its bindings as they resolve
+ * now, `deny` left out) without calling any App, and recorded like a call so a replay gets the same answer.
+ */
+async function answerDiscoveryCall(
+  ctx: ServiceContext,
+  run: RunRow,
+  call: CallRequest,
+  argsJson: string,
+  digest: string,
+): Promise<CallStep> {
+  const inserted = await ctx.platform.db.query(
+    `insert into code_run_calls (run_id, idx, binding, source, args_enc, args_digest, created_at)
+     values ($1, $2, $3, $4, $5, $6, $7) on conflict (run_id, idx) do nothing returning idx`,
+    [
+      run.id,
+      call.index,
+      call.binding,
+      JSON.stringify({ connectionId: "", connectionName: "", name: call.binding }),
+      seal(ctx, "code_run_calls", `${run.id}:${call.index}`, "args", argsJson),
+      digest,
+      Date.now(),
+    ],
+  );
+  if (inserted.length === 0) return { type: "stop", reason: "Unavailable", message: "The call arrived twice." };
+  const catalog = (JSON.parse(run.bindings) as string[]).flatMap((b) => {
+    const entry = ctx.platform.apps.resolve(b);
+    return entry && entry.policy !== "deny" ? [entry] : [];
+  });
+  const outcome = await discoveryOutcome(call.binding, argsJson, catalog);
+  return answer(await recordOutcome(ctx, run.id, call.index, outcome, null));
 }

@@ -1,6 +1,6 @@
 /** The read model: a run's record as callers see it (code, calls with their App operations, result). */
 import "server-only";
-import type { CodeRunCallView, CodeRunRecord, CodeRunResult } from "@/contracts/code-run";
+import type { AppOperationView, CodeRunCallView, CodeRunRecord, CodeRunResult } from "@/contracts/code-run";
 import type { Platform } from "../../platform";
 import { requirePermission } from "../auth";
 import { readableChat } from "../chats";
@@ -40,7 +40,7 @@ async function toRecord(ctx: ServiceContext, run: RunRow): Promise<CodeRunRecord
   const { db } = ctx.platform;
   const calls = await db.query<CallRow>("select * from code_run_calls where run_id = $1 order by idx", [run.id]);
   const ops = await db.query<OperationRow>(
-    "select id, execution_id, status, result_enc, started_at, finished_at from app_operations where run_id = $1",
+    "select id, execution_id, status, result_enc, progress_enc, started_at, finished_at from app_operations where run_id = $1",
     [run.id],
   );
   const opById = new Map(ops.map((o) => [o.id, o]));
@@ -69,6 +69,15 @@ async function toRecord(ctx: ServiceContext, run: RunRow): Promise<CodeRunRecord
               executionId: op.execution_id,
               status: op.status,
               result: op.result_enc ? open<unknown>(ctx, "app_operations", op.id, "result", op.result_enc) : null,
+              progress: op.progress_enc
+                ? open<NonNullable<AppOperationView["progress"]>>(
+                    ctx,
+                    "app_operations",
+                    op.id,
+                    "progress",
+                    op.progress_enc,
+                  )
+                : null,
               startedAt: Number(op.started_at),
               finishedAt: op.finished_at === null ? null : Number(op.finished_at),
             }

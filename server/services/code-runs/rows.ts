@@ -55,6 +55,7 @@ export interface OperationRow {
   execution_id: string;
   status: AppOperationView["status"];
   result_enc: string | null;
+  progress_enc: string | null;
   started_at: string | number;
   finished_at: string | number | null;
 }

@@ -42,7 +42,7 @@ export async function startRun(
     outputBytes: settings.codeMode.outputBytes,
     maxPendingCalls: settings.codeMode.maxPendingCalls,
   };
-  const bindings = ctx.platform.apps.tools().map((t) => t.binding);
+  const bindings = ctx.platform.apps.catalog().map((t) => t.binding);
   const id = `run_${randomUUID()}`;
   const now = Date.now();
   const time = now;
