@@ -144,9 +144,10 @@ async function runProgramForTurn(
       await runTicketOnServer(ctx, ticket, "bounded");
     }
     const final = await getRun(ctx, ticket.runId);
-    if (final.status !== "Waiting")
-      await platform.db.query("update code_runs set reported = true where id = $1", [ticket.runId]);
-    return runToolResult(final);
+    // Decisions taken while the attempt still ran re-run it at once: still going, so its result comes later.
+    const ended = final.status === "Completed" || final.status === "Failed" || final.status === "Cancelled";
+    if (ended) await platform.db.query("update code_runs set reported = true where id = $1", [ticket.runId]);
+    return runToolResult(ended ? final : { ...final, status: "Waiting" });
   } finally {
     signal.removeEventListener("abort", onAbort);
   }
