@@ -50,7 +50,7 @@ test("a per-person OAuth App: a program of someone not signed in fails with auth
     headers: admin,
     data: { name: "My Notes", transport: { type: "http", url: server.url, oauth: { mode: "person" } } },
   });
-  expect(added.status()).toBe(200);
+  expect(added.status()).toBe(201);
   const { id } = (await added.json()) as { id: string };
   await signIn(page);
   // An admin signs in once so the App's tools are listed.
