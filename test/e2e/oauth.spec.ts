@@ -101,3 +101,42 @@ test("the callback refuses a stranger and an unknown state; the client metadata 
   expect(doc.client_id).toMatch(/\/v1\/oauth\/client-metadata\.json$/);
   expect(doc.redirect_uris[0]).toMatch(/\/v1\/oauth\/callback$/);
 });
+
+test("only admins start the shared sign-in; a member starts their own; a foreign origin is refused with the cookie", async ({
+  page,
+  request,
+}) => {
+  const added = await request.post("/v1/connections", {
+    headers: admin,
+    data: { name: "Refusals", transport: { type: "http", url: server.url, oauth: { mode: "person" } } },
+  });
+  const { id } = (await added.json()) as { id: string };
+  const user = await request.post("/v1/users", { headers: admin, data: { name: "oauth member", role: "member" } });
+  const key = await request.post("/v1/api-keys", {
+    headers: admin,
+    data: { userId: ((await user.json()) as { id: string }).id, name: "oauth", permissions: ["apps.use"] },
+  });
+  const member = { Authorization: `Bearer ${((await key.json()) as { token: string }).token}` };
+  const shared = await request.post(`/v1/connections/${id}/oauth`, { headers: member, data: { for: "shared" } });
+  expect(shared.status()).toBe(403);
+  const own = await request.post(`/v1/connections/${id}/oauth`, { headers: member, data: { for: "me" } });
+  expect(own.status()).toBe(200);
+  const started = (await own.json()) as { authorizationUrl: string };
+  expect(new URL(started.authorizationUrl).searchParams.get("code_challenge_method")).toBe("S256");
+  // The member's flow cannot be completed by the admin (another person): the state is bound to its starter.
+  const answer = await fetch(started.authorizationUrl, { redirect: "manual" });
+  const back = new URL(answer.headers.get("location")!);
+  const hijack = await request.get(`/v1/oauth/callback${back.search}`, { headers: admin, maxRedirects: 0 });
+  expect(hijack.status()).toBe(400);
+  expect(await hijack.text()).toContain("someone else");
+  const wrongFor = await request.post(`/v1/connections/${id}/oauth`, { headers: member, data: { for: "everyone" } });
+  expect(wrongFor.status()).toBe(400);
+
+  await signIn(page);
+  const foreign = await page.request.post(`/v1/connections/${id}/oauth`, {
+    headers: { origin: "http://evil.example" },
+    data: { for: "me" },
+  });
+  expect(foreign.status()).toBe(403);
+  await request.delete(`/v1/connections/${id}`, { headers: admin });
+});
