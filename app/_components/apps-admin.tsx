@@ -8,6 +8,7 @@ import { useState } from "react";
 import type { Policy } from "@/contracts/connections";
 import { useTRPC } from "../_lib/trpc";
 import { ErrorText, Field } from "./field";
+import { ConnectButton } from "./oauth-connect";
 
 type TransportKind = "preset" | "stdio" | "http";
 
@@ -72,6 +73,22 @@ export function AppsAdmin() {
               Remove
             </button>
           </header>
+          {c.oauth && (
+            <p className="small row" style={{ margin: 0, gap: 8 }} data-testid="connection-oauth">
+              <span className="muted">
+                OAuth,{" "}
+                {c.oauth.mode === "person"
+                  ? "each person signs in (an admin signs in to list its tools)"
+                  : "one shared sign-in"}
+                {c.oauth.needsSignIn ? ": not signed in." : "."}
+              </span>
+              <ConnectButton
+                connectionId={c.id}
+                who="shared"
+                label={c.oauth.needsSignIn ? "Sign in" : "Sign in again"}
+              />
+            </p>
+          )}
           {c.error && (
             <section className="stack" style={{ gap: 6 }} data-testid="connection-error">
               <p className="error-text small" role="status" style={{ margin: 0 }}>
@@ -160,6 +177,7 @@ function AddConnection({ onAdded }: { onAdded: () => void }) {
   const [command, setCommand] = useState("");
   const [args, setArgs] = useState("");
   const [url, setUrl] = useState("");
+  const [signIn, setSignIn] = useState<"" | "shared" | "person">("");
   const add = useMutation(
     trpc.connections.create.mutationOptions({
       onSuccess: () => {
@@ -173,7 +191,7 @@ function AddConnection({ onAdded }: { onAdded: () => void }) {
       ? { type: "preset", preset }
       : kind === "stdio"
         ? { type: "stdio", command, args: args.trim() ? args.trim().split(/\s+/) : [] }
-        : { type: "http", url };
+        : { type: "http", url, ...(signIn ? { oauth: { mode: signIn } } : {}) };
   return (
     <form
       className="panel stack"
@@ -238,6 +256,15 @@ function AddConnection({ onAdded }: { onAdded: () => void }) {
               placeholder="http://127.0.0.1:3001/mcp"
               required
             />
+          </Field>
+        )}
+        {kind === "http" && (
+          <Field id="app-sign-in" label="Sign-in" hint="OAuth: after adding, sign in from the App's card.">
+            <select id="app-sign-in" value={signIn} onChange={(e) => setSignIn(e.target.value as typeof signIn)}>
+              <option value="">None (or headers)</option>
+              <option value="shared">OAuth, shared (an admin signs in once)</option>
+              <option value="person">OAuth, per person (each member signs in)</option>
+            </select>
           </Field>
         )}
       </div>

@@ -13,6 +13,7 @@ import { useTRPC } from "../_lib/trpc";
 import { CodeView } from "./code-view";
 import { CopyButton } from "./copy-button";
 import { JsonTree } from "./json-tree";
+import { appsNeedingSignIn, ConnectButton } from "./oauth-connect";
 
 /** Past this many lines the log box is capped in height (it scrolls) until "show all". */
 const LOG_PREVIEW = 12;
@@ -232,6 +233,12 @@ export function RunCard({ run, liveLogs }: { run: CodeRunRecord; liveLogs?: LogL
             <p className="muted small" style={{ margin: 0 }}>
               Error id {result.errorId}
             </p>
+            {appsNeedingSignIn(run).map((app) => (
+              <p key={app.connectionId} className="small" style={{ margin: 0 }} data-testid="connect-app">
+                {app.connectionName} needs your sign-in:{" "}
+                <ConnectButton connectionId={app.connectionId} who="me" label={`Connect ${app.connectionName}`} />
+              </p>
+            ))}
             {result.reason === "Unavailable" && /Code Mode is off/.test(result.message) && (
               <p className="small" style={{ margin: 0 }}>
                 <Link href="/admin/settings">Turn Code Mode on in Settings</Link> (admins).
