@@ -9,6 +9,7 @@ import { randomUUID } from "node:crypto";
 import type { CallOutcome } from "@/contracts/engine";
 import { AppCallError, isAppCallError, type ToolEntry } from "../apps/registry";
 import { logFailure, logOutcome } from "../log";
+import { observeAppCall } from "../metrics";
 import type { Platform } from "../platform";
 import type { Principal } from "./auth";
 import { checkAppCall } from "./capability";
@@ -137,8 +138,17 @@ export async function performAppCall(
   let status: "Completed" | "Failed";
   let errorReason: string | null = null;
   const secrets = [...substituted.secrets, ...(await knownSecrets(platform))];
+  const sentAt = performance.now();
+  let answer = "ok";
   try {
-    const result = redact(await platform.apps.call(call.entry, substituted.args), secrets);
+    const result = redact(
+      await platform.apps.call(call.entry, substituted.args).catch((error: unknown) => {
+        answer = isAppCallError(error) ? error.reason : "unavailable";
+        throw error;
+      }),
+      secrets,
+    );
+    observeAppCall(call.entry.connectionId, answer, (performance.now() - sentAt) / 1000);
     const resultJson = JSON.stringify(result);
     if (resultJson.length > MAX_CALL_JSON)
       throw new AppCallError("tool_error", `The result is larger than ${MAX_CALL_JSON} bytes.`);
@@ -147,6 +157,7 @@ export async function performAppCall(
     status = "Completed";
   } catch (error: unknown) {
     // The registry lives in another module graph in the build: its errors are told apart by their tag.
+    if (answer !== "ok") observeAppCall(call.entry.connectionId, answer, (performance.now() - sentAt) / 1000);
     const raw = isAppCallError(error) ? error : undefined;
     const known = raw
       ? new AppCallError(raw.reason, redact(raw.message, secrets), redact(raw.result, secrets), raw.input)

@@ -10,6 +10,7 @@ import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { ToolEntry } from "../apps/registry";
 import type { Db } from "../db/client";
+import { observeDecisionWait } from "../metrics";
 import type { Platform } from "../platform";
 import { performAppCall } from "./app-calls";
 import { isAdmin, type Principal, requirePermission } from "./auth";
@@ -130,6 +131,7 @@ export async function decide(ctx: ServiceContext, id: string, input: unknown): P
   );
   if (!updated[0])
     throw new AppError("CONFLICT", `This decision was already taken (${row.status}).`, { status: row.status });
+  observeDecisionWait(status, (Number(updated[0].decided_at) - Number(updated[0].created_at)) / 1000);
   const view = toView(ctx.platform, updated[0]);
   if (row.run_id) ctx.platform.events.emit("decision-decided", { decisionId: id, runId: row.run_id });
   else ctx.platform.track(finishDirectCall(ctx, view));
