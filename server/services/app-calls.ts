@@ -111,9 +111,12 @@ export async function performAppCall(
   const opId = `op_${randomUUID()}`;
   const sealOp = (field: string, value: unknown) =>
     platform.seal(`app_operations:${opId}:${field}`, JSON.stringify(value));
+  // One statement: the operation row, and (for a program's call) the link from the run's call to it.
   await db.query(
-    `insert into app_operations (id, execution_id, chat_id, run_id, call_index, connection_id, tool, status, args_enc, started_at)
-     values ($1, $2, $3, $4, $5, $6, $7, 'Running', $8, $9)`,
+    `with op as (
+       insert into app_operations (id, execution_id, chat_id, run_id, call_index, connection_id, tool, status, args_enc, started_at)
+       values ($1, $2, $3, $4, $5, $6, $7, 'Running', $8, $9) returning id)
+     update code_run_calls set operation_id = (select id from op) where run_id = $4 and idx = $5`,
     [
       opId,
       `exe_${randomUUID()}`,
@@ -126,13 +129,6 @@ export async function performAppCall(
       Date.now(),
     ],
   );
-  if (call.runId !== null) {
-    await db.query("update code_run_calls set operation_id = $1 where run_id = $2 and idx = $3", [
-      opId,
-      call.runId,
-      call.index,
-    ]);
-  }
   let outcome: CallOutcome;
   let stored: unknown;
   let status: "Completed" | "Failed";
