@@ -69,6 +69,8 @@ export const TRPC_ACCESS: Readonly<Record<string, Access>> = {
 /** `METHOD /v1/path` as the route file spells it (`[param]` segments). */
 export const REST_ACCESS = {
   "GET /v1/health": "public",
+  /** Prometheus scrapes with an admin's API key (`authorization: Bearer obk_…`). */
+  "GET /v1/metrics": admin,
   "GET /v1/platform/settings": admin,
   "PATCH /v1/platform/settings": admin,
   "POST /v1/platform/model-test": admin,

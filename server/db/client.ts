@@ -13,6 +13,15 @@ export interface Db {
   /** Runs `fn` in one transaction; keep it short (PGlite serialises everything behind it). */
   transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+  /** Connections of this process's pool now (PGlite: its one connection; `waiting`: statements queued). */
+  pool(): PoolState;
+}
+
+export interface PoolState {
+  open: number;
+  idle: number;
+  waiting: number;
+  max: number;
 }
 
 export interface OpenDbOptions {
@@ -33,11 +42,16 @@ async function openPglite(dataDir: string | undefined): Promise<Db> {
   const pg = dataDir ? await PGlite.create(dataDir) : await PGlite.create();
   // PGlite has one connection: a transaction must own it until it ends, so plain queries wait behind it.
   let chain: Promise<unknown> = Promise.resolve();
+  let pending = 0;
   const exclusive = <T>(fn: () => Promise<T>): Promise<T> => {
-    const next = chain.then(fn, fn);
+    pending += 1;
+    const next = chain.then(fn, fn).finally(() => {
+      pending -= 1;
+    });
     chain = next.catch(() => undefined);
     return next;
   };
+  const pool = () => ({ open: 1, idle: pending === 0 ? 1 : 0, waiting: Math.max(0, pending - 1), max: 1 });
   const direct: Db = {
     kind: "pglite",
     async query<T>(sql: string, params: unknown[] = []) {
@@ -48,6 +62,7 @@ async function openPglite(dataDir: string | undefined): Promise<Db> {
       throw new Error("nested transactions are not supported");
     },
     close: async () => undefined,
+    pool,
   };
   return {
     kind: "pglite",
@@ -57,18 +72,27 @@ async function openPglite(dataDir: string | undefined): Promise<Db> {
         pg.transaction((tx) => fn({ ...direct, query: async (s, p = []) => (await tx.query(s, p)).rows as never })),
       ),
     close: () => exclusive(() => pg.close()),
+    pool,
   };
 }
+
+const POOL_MAX = 10;
 
 async function openPostgres(url: string): Promise<Db> {
   const pgModule = await import("pg");
   const Pool = pgModule.default?.Pool ?? (pgModule as unknown as { Pool: typeof import("pg").Pool }).Pool;
-  const pool = new Pool({ connectionString: url, max: 10 });
+  const pool = new Pool({ connectionString: url, max: POOL_MAX });
   // An idle connection the server closes (a Postgres restart, an admin's terminate) is an `error` on the
   // pool; without a listener it would be an uncaught exception. The pool drops that client and opens a new
   // one on the next query.
   pool.on("error", (error: Error & { code?: string }) => logEvent("db_connection_lost", { code: error.code ?? null }));
   await pool.query("select 1");
+  const poolState = () => ({
+    open: pool.totalCount,
+    idle: pool.idleCount,
+    waiting: pool.waitingCount,
+    max: POOL_MAX,
+  });
   const over =
     (client: { query: (sql: string, params?: unknown[]) => Promise<{ rows: unknown[] }> }): Db["query"] =>
     async <T>(sql: string, params: unknown[] = []) =>
@@ -87,6 +111,7 @@ async function openPostgres(url: string): Promise<Db> {
             throw new Error("nested transactions are not supported");
           },
           close: async () => undefined,
+          pool: poolState,
         };
         const value = await fn(tx);
         await client.query("commit");
@@ -99,5 +124,6 @@ async function openPostgres(url: string): Promise<Db> {
       }
     },
     close: () => pool.end(),
+    pool: poolState,
   };
 }

@@ -41,6 +41,8 @@ export function rest<P extends Params = Record<string, string>>(
         }
       }
       const value = await handler({ ctx, req, params, body, query: new URL(req.url).searchParams });
+      // A handler that answers other than JSON (the metrics' text format) hands back its Response.
+      if (value instanceof Response) return value;
       return Response.json(value, { status: options.status ?? 200, headers: { "cache-control": "no-store" } });
     } catch (error) {
       const failure = toPublicError(error, "rest_failed", { method: req.method, url: new URL(req.url).pathname });

@@ -9,6 +9,7 @@ import { randomUUID } from "node:crypto";
 import type { CallOutcome } from "@/contracts/engine";
 import { AppCallError, isAppCallError, type ToolEntry } from "../apps/registry";
 import { logFailure, logOutcome } from "../log";
+import { observeAppCall } from "../metrics";
 import type { Platform } from "../platform";
 import { progressRecorder } from "./app-progress";
 import type { Principal } from "./auth";
@@ -112,9 +113,12 @@ export async function performAppCall(
   const opId = `op_${randomUUID()}`;
   const sealOp = (field: string, value: unknown) =>
     platform.seal(`app_operations:${opId}:${field}`, JSON.stringify(value));
+  // One statement: the operation row, and (for a program's call) the link from the run's call to it.
   await db.query(
-    `insert into app_operations (id, execution_id, chat_id, run_id, call_index, connection_id, tool, status, args_enc, started_at)
-     values ($1, $2, $3, $4, $5, $6, $7, 'Running', $8, $9)`,
+    `with op as (
+       insert into app_operations (id, execution_id, chat_id, run_id, call_index, connection_id, tool, status, args_enc, started_at)
+       values ($1, $2, $3, $4, $5, $6, $7, 'Running', $8, $9) returning id)
+     update code_run_calls set operation_id = (select id from op) where run_id = $4 and idx = $5`,
     [
       opId,
       `exe_${randomUUID()}`,
@@ -127,18 +131,13 @@ export async function performAppCall(
       Date.now(),
     ],
   );
-  if (call.runId !== null) {
-    await db.query("update code_run_calls set operation_id = $1 where run_id = $2 and idx = $3", [
-      opId,
-      call.runId,
-      call.index,
-    ]);
-  }
   let outcome: CallOutcome;
   let stored: unknown;
   let status: "Completed" | "Failed";
   let errorReason: string | null = null;
   const secrets = [...substituted.secrets, ...(await knownSecrets(platform))];
+  const sentAt = performance.now();
+  let answer = "ok";
   try {
     const progress = progressRecorder(platform, opId, call, (text) => redact(text, secrets));
     const tracked = trackRunCall(platform, call.runId);
@@ -149,12 +148,17 @@ export async function performAppCall(
           onProgress: progress.onProgress,
           signal: tracked.signal,
         })
+        .catch((error: unknown) => {
+          answer = isAppCallError(error) ? error.reason : "unavailable";
+          throw error;
+        })
         .finally(() => {
           tracked.done();
           return progress.flush();
         }),
       secrets,
     );
+    observeAppCall(call.entry.connectionId, answer, (performance.now() - sentAt) / 1000);
     const resultJson = JSON.stringify(result);
     if (resultJson.length > MAX_CALL_JSON)
       throw new AppCallError("tool_error", `The result is larger than ${MAX_CALL_JSON} bytes.`);
@@ -163,6 +167,7 @@ export async function performAppCall(
     status = "Completed";
   } catch (error: unknown) {
     // The registry lives in another module graph in the build: its errors are told apart by their tag.
+    if (answer !== "ok") observeAppCall(call.entry.connectionId, answer, (performance.now() - sentAt) / 1000);
     const raw = isAppCallError(error) ? error : undefined;
     const known = raw
       ? new AppCallError(raw.reason, redact(raw.message, secrets), redact(raw.result, secrets), raw.input)

@@ -10,6 +10,7 @@ import { randomUUID } from "node:crypto";
 import type { DecideManyInput, DecisionItem, ListDecisionsInput } from "@/contracts/decisions";
 import type { ToolEntry } from "../apps/registry";
 import type { Db } from "../db/client";
+import { observeDecisionWait } from "../metrics";
 import type { Platform } from "../platform";
 import { performAppCall } from "./app-calls";
 import { isAdmin, type Principal, requirePermission } from "./auth";
@@ -162,6 +163,7 @@ async function applyDecisions(ctx: ServiceContext, items: DecisionItem[]): Promi
   const views = new Map(updated.map((r) => [r.id, toView(ctx.platform, r)]));
   const runs = new Map<string, string>();
   for (const row of updated) {
+    observeDecisionWait(row.status as "allowed" | "denied", (Number(row.decided_at) - Number(row.created_at)) / 1000);
     if (row.run_id) {
       if (!runs.has(row.run_id)) runs.set(row.run_id, row.id);
     } else ctx.platform.track(finishDirectCall(ctx, views.get(row.id)!));

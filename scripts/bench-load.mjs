@@ -1,0 +1,255 @@
+/**
+ * `npm run bench:load` (`-- --quick` for a short run): API runs under load against the BUILT server
+ * (scripts/server.mjs, each instance on its own fresh data dir). Scenario 1: one instance on the embedded
+ * PGlite. Scenario 2 (only with OPENBOT_TEST_DATABASE_URL or `--database-url=postgres://…`): two instances
+ * on that Postgres, requests spread over both. In each, N concurrent `POST /v1/chats/:id/code-runs` (200;
+ * quick: 40), each a program of 20 nested calls to the built-in Work calendar, once sequential and once
+ * with Promise.all. Prints errors (goal 0), runs/s, p50/p95 run latency, nested calls/s end to end (goal
+ * ≥ 1,000/s on one instance), peak RSS (all instances, worker threads included) and /v1/health p99 while
+ * under load (goal ≤ 500 ms). Informational: the exit code is 0 unless the bench itself could not run.
+ * Ports: OPENBOT_BENCH_PORT (default 5540) and the next one. Code Mode caps as JSON in
+ * OPENBOT_BENCH_CODE_MODE (default '{"maxServerRuns":8,"maxServerRunsPerUser":8,"maxQueuedRunsPerUser":1000}').
+ */
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+const args = process.argv.slice(2);
+const QUICK = args.includes("--quick");
+const DB_URL =
+  args.find((a) => a.startsWith("--database-url="))?.slice("--database-url=".length) ??
+  process.env.OPENBOT_TEST_DATABASE_URL;
+const PORT = Number(process.env.OPENBOT_BENCH_PORT ?? 5540);
+const ADMIN_TOKEN = "obk_bench-admin-token-0123456789";
+const RUNS = QUICK ? 40 : 200;
+const CALLS = 20;
+const GOALS = { errors: 0, callsPerSecond: 1000, healthP99Ms: 500 };
+const CODE_MODE = JSON.parse(
+  process.env.OPENBOT_BENCH_CODE_MODE ?? '{"maxServerRuns":8,"maxServerRunsPerUser":8,"maxQueuedRunsPerUser":1000}',
+);
+const PROGRAMS = {
+  sequential: `let n = 0
+for (let i = 0; i < ${CALLS}; i++) n += (await apps.work_calendar.list_events({ day: "2026-10-23" })).structuredContent.events.length
+return n`,
+  "Promise.all": `const all = await Promise.all(Array.from({ length: ${CALLS} }, () => apps.work_calendar.list_events({ day: "2026-10-23" })))
+return all.reduce((n, r) => n + r.structuredContent.events.length, 0)`,
+};
+
+if (!existsSync(".next/BUILD_ID")) {
+  console.error("No build found: run `npm run build` first.");
+  process.exit(2);
+}
+
+const started = [];
+process.on("exit", () => {
+  for (const s of started) if (s.child.exitCode === null) s.child.kill("SIGTERM");
+});
+
+function startInstance(port, env) {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "openbot-bench-load-"));
+  const child = spawn(process.execPath, ["scripts/server.mjs"], {
+    env: {
+      ...process.env,
+      ...env,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      OPENBOT_DATA_DIR: dataDir,
+      OPENBOT_ADMIN_TOKEN: ADMIN_TOKEN,
+    },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  const instance = { child, base: `http://127.0.0.1:${port}`, dataDir };
+  started.push(instance);
+  return instance;
+}
+
+async function stopInstance(instance) {
+  if (instance.child.exitCode === null) {
+    const exited = new Promise((resolve) => instance.child.once("exit", resolve));
+    instance.child.kill("SIGTERM");
+    await exited;
+  }
+  rmSync(instance.dataDir, { recursive: true, force: true });
+}
+
+async function api(base, method, route, body) {
+  const r = await fetch(`${base}${route}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${ADMIN_TOKEN}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await r.text();
+  let json;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = { raw: text.slice(0, 200) };
+  }
+  return { status: r.status, json };
+}
+
+async function waitForHealth(instance) {
+  for (let i = 0; i < 900; i++) {
+    if (instance.child.exitCode !== null) throw new Error("a server exited before it was ready");
+    try {
+      if ((await fetch(`${instance.base}/v1/health`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error("a server did not become healthy");
+}
+
+function rssKb(pid) {
+  try {
+    return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
+/** Samples summed RSS and every /v1/health latency (one probe at a time per instance) until stopped. */
+function sampler(instances) {
+  let running = true;
+  const health = [];
+  let peakRssKb = 0;
+  const loops = [
+    (async () => {
+      while (running) {
+        peakRssKb = Math.max(
+          peakRssKb,
+          instances.reduce((sum, i) => sum + rssKb(i.child.pid), 0),
+        );
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    })(),
+    ...instances.map(async (instance) => {
+      while (running) {
+        const t0 = performance.now();
+        await fetch(`${instance.base}/v1/health`).then(
+          (r) => r.arrayBuffer(),
+          () => undefined,
+        );
+        health.push(performance.now() - t0);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    }),
+  ];
+  return async () => {
+    running = false;
+    await Promise.all(loops);
+    return { peakRssKb, health };
+  };
+}
+
+const percentile = (values, p) => {
+  if (!values.length) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+};
+
+async function load(instances, label) {
+  const chats = [];
+  for (const instance of instances)
+    chats.push((await api(instance.base, "POST", "/v1/chats", { title: "bench" })).json.id);
+  // Warm each instance (first run spawns a sandbox worker, first call loads the App's tool list).
+  for (const [i, instance] of instances.entries())
+    await api(instance.base, "POST", `/v1/chats/${chats[i]}/code-runs`, {
+      code: PROGRAMS.sequential,
+      reason: "warm-up",
+    });
+  const rows = [];
+  for (const [mode, code] of Object.entries(PROGRAMS)) {
+    const stop = sampler(instances);
+    const t0 = performance.now();
+    const latencies = [];
+    const failures = new Map();
+    await Promise.all(
+      Array.from({ length: RUNS }, async (_, n) => {
+        const k = n % instances.length;
+        const r0 = performance.now();
+        const r = await api(instances[k].base, "POST", `/v1/chats/${chats[k]}/code-runs`, {
+          code,
+          reason: `bench ${n}`,
+        }).catch((error) => ({ status: 0, json: { error: String(error) } }));
+        latencies.push(performance.now() - r0);
+        const ok = r.status === 200 && r.json.status === "Completed" && r.json.calls?.length === CALLS;
+        if (!ok) {
+          const why =
+            r.status === 200
+              ? `${r.json.status}: ${r.json.result?.message ?? r.json.calls?.length}`
+              : `HTTP ${r.status}: ${JSON.stringify(r.json).slice(0, 120)}`;
+          failures.set(why, (failures.get(why) ?? 0) + 1);
+        }
+      }),
+    );
+    const seconds = (performance.now() - t0) / 1000;
+    const { peakRssKb, health } = await stop();
+    const errors = [...failures.values()].reduce((a, b) => a + b, 0);
+    rows.push({
+      scenario: label,
+      mode,
+      runs: RUNS,
+      errors,
+      "runs/s": (RUNS / seconds).toFixed(1),
+      "p50 ms": Math.round(percentile(latencies, 50)),
+      "p95 ms": Math.round(percentile(latencies, 95)),
+      "calls/s": Math.round(((RUNS - errors) * CALLS) / seconds),
+      "peak RSS MB": Math.round(peakRssKb / 1024),
+      "health p99 ms": Math.round(percentile(health, 99)),
+      "health n": health.length,
+    });
+    for (const [why, count] of failures) console.log(`  ${label} ${mode}: ${count} × ${why}`);
+  }
+  return rows;
+}
+
+async function scenario(label, count, env) {
+  const instances = Array.from({ length: count }, (_, i) => startInstance(PORT + i, env));
+  try {
+    for (const instance of instances) await waitForHealth(instance);
+    const base = instances[0].base;
+    const settings = (await api(base, "GET", "/v1/platform/settings")).json;
+    const patched = await api(base, "PATCH", "/v1/platform/settings", {
+      expectedVersion: settings.version,
+      codeMode: { enabled: true, ...CODE_MODE },
+    });
+    if (patched.status !== 200) throw new Error(`settings: ${JSON.stringify(patched.json).slice(0, 300)}`);
+    return await load(instances, label);
+  } finally {
+    await Promise.all(instances.map(stopInstance));
+  }
+}
+
+const rows = [];
+console.log(
+  `bench:load${QUICK ? " --quick" : ""}: ${RUNS} concurrent API runs × ${CALLS} calls; caps ${JSON.stringify(CODE_MODE)}`,
+);
+rows.push(...(await scenario("1 × PGlite", 1, {})));
+if (DB_URL) {
+  // Two instances on one Postgres share the encryption key; a fresh schema would need a fresh database,
+  // so the bench uses the one given (its tables are created by the migrations if missing).
+  rows.push(
+    ...(await scenario("2 × Postgres", 2, {
+      DATABASE_URL: DB_URL,
+      OPENBOT_ENCRYPTION_KEY: randomBytes(32).toString("hex"),
+    })),
+  );
+} else {
+  console.log("(2 instances on Postgres: set OPENBOT_TEST_DATABASE_URL or pass --database-url=postgres://…)");
+}
+console.table(rows);
+const mark = (ok) => (ok ? "met" : "NOT met");
+for (const r of rows) {
+  console.log(
+    `${r.scenario} ${r.mode}: errors ${r.errors} (goal ${GOALS.errors}: ${mark(r.errors === GOALS.errors)}); ` +
+      `calls/s ${r["calls/s"]} (goal ≥ ${GOALS.callsPerSecond}: ${mark(r["calls/s"] >= GOALS.callsPerSecond)}); ` +
+      `health p99 ${r["health p99 ms"]} ms (goal ≤ ${GOALS.healthP99Ms}: ${mark(r["health p99 ms"] <= GOALS.healthP99Ms)})`,
+  );
+}
