@@ -151,8 +151,9 @@ export class AppConnection {
         // 2026-07-28 when the server answers `server/discover`, else the 2025 `initialize` handshake.
         // Over HTTP a probe that times out is an outage, so it gets the whole connect deadline; over stdio
         // silence means an older server (the SDK falls back), so a short wait is enough.
+        // The built-in apps are this repo's own 2025-11-25 servers: no probe for them.
         versionNegotiation: {
-          mode: "auto",
+          mode: this.record.transport.type === "builtin" ? "legacy" : "auto",
           probe: {
             timeoutMs:
               this.record.transport.type === "stdio" || this.record.transport.type === "preset"
