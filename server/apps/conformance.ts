@@ -42,7 +42,7 @@ export async function runScenario(serverUrl: string, scenario: string, context: 
     {
       dataDir: process.cwd(),
       builtin: NO_BUILTIN,
-      connectTimeoutMs: 10_000,
+      connectTimeoutMs: 20_000,
       inputTimeoutMs: 10_000,
       retryMinMs: 60_000,
       retryMaxMs: 60_000,

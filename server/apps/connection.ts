@@ -156,7 +156,18 @@ export class AppConnection {
       {
         capabilities: { elicitation: { form: {} } },
         // 2026-07-28 when the server answers `server/discover`, else the 2025 `initialize` handshake.
-        versionNegotiation: { mode: "auto", probe: { timeoutMs: Math.min(this.deps.connectTimeoutMs, 5000) } },
+        // Over HTTP a probe that times out is an outage, so it gets the whole connect deadline; over stdio
+        // silence means an older server (the SDK falls back), so a short wait is enough.
+        // The built-in apps are this repo's own 2025-11-25 servers: no probe for them.
+        versionNegotiation: {
+          mode: this.record.transport.type === "builtin" ? "legacy" : "auto",
+          probe: {
+            timeoutMs:
+              this.record.transport.type === "stdio" || this.record.transport.type === "preset"
+                ? Math.min(this.deps.connectTimeoutMs, 5000)
+                : this.deps.connectTimeoutMs,
+          },
+        },
         // An `input_required` result comes back to `call` (a person answers it, maybe much later).
         inputRequired: { autoFulfill: false },
       },
