@@ -6,10 +6,9 @@
  * redirect is followed here instead of in a browser, and the credentials live in memory.
  */
 import "server-only";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { BuiltinHost } from "../builtin/host";
-import { openTransport } from "../transports";
+import { AppConnection } from "../connection";
 import { authorizedFetch, followRedirect } from "./fetch";
 import { memoryStore, OAuthSession } from "./session";
 
@@ -66,19 +65,45 @@ export async function runAuthScenario(
   await exercise((base) => authorizedFetch(session, followRedirect(base), base));
 }
 
+/**
+ * The connection's own code over the authorizing fetch: `AppConnection` (v2 client SDK) speaks whichever
+ * revision the suite's server offers (2026-07-28 stateless, or the 2025 `initialize` handshake), lists the
+ * tools and calls the scenario's tool.
+ */
 async function viaTransport(serverUrl: string, authorize: (base: FetchLike) => FetchLike): Promise<void> {
-  const opened = openTransport(
-    { type: "http", url: serverUrl },
-    { connectionId: "conformance", dataDir: "", builtin: NO_BUILTIN, authorize },
+  const conn = new AppConnection(
+    {
+      id: "conn_conformance",
+      name: "conformance",
+      transport: { type: "http", url: serverUrl },
+      enabled: true,
+      policies: {},
+      builtin: null,
+      createdAt: Date.now(),
+    },
+    {
+      dataDir: process.cwd(),
+      builtin: NO_BUILTIN,
+      connectTimeoutMs: 20_000,
+      inputTimeoutMs: 10_000,
+      retryMinMs: 60_000,
+      retryMaxMs: 60_000,
+      onChange: () => undefined,
+      onInput: (input) => void input.answer({ action: "decline" }).catch(() => undefined),
+      authorize,
+    },
   );
-  const client = new Client({ name: "openbot", version: "0.1.0" }, { capabilities: {} });
   try {
-    await client.connect(opened.transport);
-    const { tools } = await client.listTools();
-    for (const tool of tools) {
-      if (tool.name === "test-tool" || tools.length === 1) await client.callTool({ name: tool.name, arguments: {} });
+    await conn.start();
+    if (conn.status !== "connected") throw new Error(`connecting failed: ${conn.error ?? conn.status}`);
+    for (const tool of conn.tools) {
+      if (tool.name === "test-tool" || conn.tools.length === 1)
+        await conn.call(
+          { kind: "tool", name: tool.name, args: {} },
+          { timeoutMs: 20_000, binding: `conformance.${tool.name}` },
+        );
     }
   } finally {
-    await client.close().catch(() => undefined);
+    await conn.stop();
   }
 }
