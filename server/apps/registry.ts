@@ -43,6 +43,13 @@ export interface ToolEntry {
   policy: Policy;
   /** The policy without an admin's override (from the tool's annotations). */
   defaultPolicy: Policy;
+  /**
+   * Whether what this tool answers may carry instructions from outside (taint): the connection's flag if
+   * an admin set one, else true for an http connection added by URL and for a tool with `openWorldHint: true`.
+   */
+  untrustedContent?: boolean;
+  /** The connection's own flag as in the view (`untrustedContent` there): set, or its default. */
+  connectionUntrusted?: boolean;
 }
 
 export interface ConnectionView {
@@ -53,6 +60,9 @@ export interface ConnectionView {
   transport: TransportConfig;
   enabled: boolean;
   builtin: boolean;
+  /** Answers of this connection may carry instructions (taint); `untrustedContentSet`: an admin's choice, else null. */
+  untrustedContent: boolean;
+  untrustedContentSet: boolean | null;
   status: ConnectionStatus;
   error?: string;
   tools: {
@@ -64,6 +74,7 @@ export interface ConnectionView {
     overridden: boolean;
     kind: ToolEntry["kind"];
     readOnlyHint: boolean;
+    untrustedContent: boolean;
   }[];
   resources: { uri: string; name: string; description?: string; mimeType?: string }[];
   prompts: {
@@ -103,6 +114,7 @@ interface ConnectionRow {
   enabled: boolean;
   policies: string;
   builtin: string | null;
+  untrusted_content: boolean | null;
   created_at: string | number;
 }
 
@@ -208,6 +220,7 @@ export class AppRegistry {
       enabled: true,
       policies: {},
       builtin: transport.type === "builtin" ? transport.app : null,
+      untrustedContent: null,
       createdAt: now,
     };
     await this.options.db.query(
@@ -221,19 +234,30 @@ export class AppRegistry {
     return this.view(conn);
   }
 
-  /** Renames and/or enables or disables a connection. */
-  async update(id: string, patch: { name?: unknown; enabled?: unknown }): Promise<ConnectionView> {
+  /** Renames, enables or disables a connection, or sets its untrusted-content flag (null: back to the default). */
+  async update(
+    id: string,
+    patch: { name?: unknown; enabled?: unknown; untrustedContent?: unknown },
+  ): Promise<ConnectionView> {
     const conn = this.require(id);
     const name = patch.name === undefined ? conn.record.name : parseName(patch.name);
     if (patch.enabled !== undefined && typeof patch.enabled !== "boolean")
       throw new ConnectionConfigError("enabled: must be true or false", "enabled");
+    if (
+      patch.untrustedContent !== undefined &&
+      patch.untrustedContent !== null &&
+      typeof patch.untrustedContent !== "boolean"
+    )
+      throw new ConnectionConfigError("untrustedContent: must be true, false or null", "untrustedContent");
     const enabled = patch.enabled ?? conn.record.enabled;
+    const untrustedContent =
+      patch.untrustedContent === undefined ? conn.record.untrustedContent : (patch.untrustedContent as boolean | null);
     await this.options.db.query(
-      "update connections set name = $1, slug = $2, enabled = $3, updated_at = $4 where id = $5",
-      [name, slugify(name, "app"), enabled, Date.now(), id],
+      "update connections set name = $1, slug = $2, enabled = $3, untrusted_content = $4, updated_at = $5 where id = $6",
+      [name, slugify(name, "app"), enabled, untrustedContent, Date.now(), id],
     );
     const wasEnabled = conn.record.enabled;
-    conn.record = { ...conn.record, name, enabled };
+    conn.record = { ...conn.record, name, enabled, untrustedContent };
     if (wasEnabled && !enabled) await conn.stop();
     if (!wasEnabled && enabled) await conn.start();
     this.rebuild();
@@ -346,7 +370,14 @@ export class AppRegistry {
 
   private entriesOf(conn: AppConnection, connSlug: string, notes: string[]): ToolEntry[] {
     const { record } = conn;
-    const base = { connectionId: record.id, connectionName: record.name, connectionSlug: connSlug };
+    const connectionUntrusted = untrustedConnection(record);
+    const base = {
+      connectionId: record.id,
+      connectionName: record.name,
+      connectionSlug: connSlug,
+      connectionUntrusted,
+      untrustedContent: connectionUntrusted,
+    };
     const entries: ToolEntry[] = [];
     const reserved = new Set(RESERVED_TOOL_SLUGS);
     if (conn.hasResources) {
@@ -393,6 +424,7 @@ export class AppRegistry {
         ...(tool.annotations ? { annotations: tool.annotations as Record<string, unknown> } : {}),
         policy: record.policies[tool.name] ?? defaultPolicy(tool.name, tool.annotations),
         defaultPolicy: defaultPolicy(tool.name, tool.annotations),
+        untrustedContent: record.untrustedContent ?? (connectionUntrusted || tool.annotations?.openWorldHint === true),
       });
     });
     return entries.sort((a, b) => (a.binding < b.binding ? -1 : a.binding > b.binding ? 1 : 0));
@@ -428,6 +460,8 @@ export class AppRegistry {
       transport: redactTransport(record.transport),
       enabled: record.enabled,
       builtin: record.builtin !== null,
+      untrustedContent: untrustedConnection(record),
+      untrustedContentSet: record.untrustedContent,
       status: conn.status,
       ...(error && conn.status === "failed" ? { error } : {}),
       tools: this.entries
@@ -441,6 +475,7 @@ export class AppRegistry {
           overridden: Object.hasOwn(record.policies, e.name),
           kind: e.kind,
           readOnlyHint: e.annotations?.readOnlyHint === true,
+          untrustedContent: e.untrustedContent === true,
         })),
       resources: conn.resources.map((r) => ({
         uri: r.uri,
@@ -520,6 +555,7 @@ function toRecord(row: ConnectionRow): ConnectionRecord {
     enabled: row.enabled,
     policies,
     builtin: row.builtin,
+    untrustedContent: row.untrusted_content ?? null,
     createdAt: Number(row.created_at),
   };
 }
@@ -599,6 +635,11 @@ function promptBinding(
 /** Tool names that suggest reading secrets or the environment (get_env, read_secret, list_tokens, …). */
 const SECRET_LIKE =
   /(^|[^a-z])(env|environment|secrets?|credentials?|tokens?|passwords?|api[_-]?keys?|private[_-]?keys?)([^a-z]|$)/i;
+
+/** A connection's untrusted-content flag: an admin's choice, else on for an http connection added by URL. */
+function untrustedConnection(record: ConnectionRecord): boolean {
+  return record.untrustedContent ?? record.transport.type === "http";
+}
 
 /**
  * A tool's policy until an admin sets one: allow only a tool that says it is read-only and does not say it

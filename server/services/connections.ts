@@ -23,6 +23,10 @@ const updateInput = z
   .object({
     name: plainName("name", 100).optional(),
     enabled: z.boolean({ error: "enabled must be true or false" }).optional(),
+    untrustedContent: z
+      .boolean({ error: "untrustedContent must be true, false or null (the default)" })
+      .nullable()
+      .optional(),
   })
   .strict();
 

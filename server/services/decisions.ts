@@ -11,17 +11,20 @@ import { z } from "zod";
 import type { ToolEntry } from "../apps/registry";
 import type { Db } from "../db/client";
 import type { Platform } from "../platform";
-import { performAppCall } from "./app-calls";
+import { type AskContext, performAppCall } from "./app-calls";
 import { isAdmin, type Principal, requirePermission } from "./auth";
 import { ownedChat } from "./chats";
 import type { ServiceContext } from "./context";
 import { AppError, invalidInput, isAppError } from "./errors";
+import { checkRemember, rememberDecision } from "./grants";
 
 export interface DecisionRequest {
   capability: { action: "apps.call"; target: string };
   toolCallId: string;
   app: { id: string; callId: string; binding: string; tool: string /** Always present. */; arguments?: unknown };
   code: { run: string; index: number; code: string };
+  /** Why it is asked beyond its policy (untrusted content read before), and where its argument strings came from. */
+  context?: AskContext;
 }
 
 export interface DecisionView {
@@ -111,7 +114,10 @@ export async function listDecisions(ctx: ServiceContext, input: unknown): Promis
   return rows.map((r) => toView(ctx.platform, r));
 }
 
-const decideInput = z.object({ decision: z.enum(["allow", "deny"], { error: 'decision must be "allow" or "deny"' }) });
+const decideInput = z.object({
+  decision: z.enum(["allow", "deny"], { error: 'decision must be "allow" or "deny"' }),
+  remember: z.unknown().optional(),
+});
 
 export async function decide(ctx: ServiceContext, id: string, input: unknown): Promise<DecisionView> {
   const p: Principal = requirePermission(ctx.principal, "apps.use");
@@ -123,6 +129,7 @@ export async function decide(ctx: ServiceContext, id: string, input: unknown): P
   await ownedChat(db, p, row.chat_id).catch((error: unknown) => {
     throw isAppError(error) && error.code === "FORBIDDEN" ? error : new AppError("NOT_FOUND", "No such decision.");
   });
+  const remember = checkRemember(p, parsed.data.decision, row.run_id, parsed.data.remember);
   const status = parsed.data.decision === "allow" ? "allowed" : "denied";
   const updated = await db.query<Row>(
     "update decisions set status = $1, decided_by = $2, decided_at = $3 where id = $4 and status = 'pending' returning *",
@@ -131,6 +138,13 @@ export async function decide(ctx: ServiceContext, id: string, input: unknown): P
   if (!updated[0])
     throw new AppError("CONFLICT", `This decision was already taken (${row.status}).`, { status: row.status });
   const view = toView(ctx.platform, updated[0]);
+  if (remember)
+    await rememberDecision(
+      ctx.platform,
+      p,
+      { id, chatId: row.chat_id, runId: row.run_id, app: view.request.app },
+      remember,
+    );
   if (row.run_id) ctx.platform.events.emit("decision-decided", { decisionId: id, runId: row.run_id });
   else ctx.platform.track(finishDirectCall(ctx, view));
   ctx.platform.events.emit("run", { runId: row.run_id, chatId: row.chat_id });
@@ -158,6 +172,7 @@ export async function requestDecision(
     entry: ToolEntry;
     argsJson: string;
     capability: { action: "apps.call"; target: string };
+    context?: AskContext;
     code: string;
   },
 ): Promise<string> {
@@ -173,6 +188,7 @@ export async function requestDecision(
       arguments: JSON.parse(call.argsJson) as unknown,
     },
     code: { run: call.runId ?? "", index: call.index ?? -1, code: call.code },
+    ...(call.context ? { context: call.context } : {}),
   };
   await platform.db.query(
     "insert into decisions (id, chat_id, run_id, call_index, status, request_enc, created_at) values ($1, $2, $3, $4, 'pending', $5, $6)",

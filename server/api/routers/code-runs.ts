@@ -5,11 +5,23 @@ import { appCallInput, finishRunInput, idField } from "@/contracts/code-run";
 import { readableChat } from "../../services/chats";
 import { handleCall } from "../../services/code-runs/calls";
 import { finishRun } from "../../services/code-runs/journal";
+import { reconcileCall } from "../../services/code-runs/reconcile";
 import { getRun, listRuns } from "../../services/code-runs/records";
 import { cancelRun, claimForPage, runOnServer, startRun } from "../../services/code-runs/runs";
 import { createTRPCRouter, publicProcedure } from "../trpc";
 
 export const codeRunsRouter = createTRPCRouter({
+  /** A person's answer to a call whose outcome is Unknown: Mark as done or Send again. */
+  reconcile: publicProcedure
+    .input(
+      z.object({ runId: idField("runId"), index: z.number().int().min(0), action: z.unknown(), result: z.unknown() }),
+    )
+    .mutation(({ ctx, input }) =>
+      reconcileCall(ctx, input.runId, input.index, {
+        action: input.action,
+        ...(input.result === undefined ? {} : { result: input.result }),
+      }),
+    ),
   /** Starts a run for the page's worker: the record plus the ticket the worker runs. */
   start: publicProcedure.input(z.unknown()).mutation(({ ctx, input }) => startRun(ctx, input, "browser")),
   /** One nested call from a running program. */

@@ -72,6 +72,14 @@ async function toRecord(ctx: ServiceContext, run: RunRow): Promise<CodeRunRecord
             }
           : null,
         rejection: c.rejection ? (JSON.parse(c.rejection) as { name: string; message: string }) : null,
+        grantId: c.grant_id ?? null,
+        unknown: c.unknown_state
+          ? {
+              state: c.unknown_state,
+              by: c.unknown_by ?? null,
+              at: c.unknown_at === null || c.unknown_at === undefined ? null : Number(c.unknown_at),
+            }
+          : null,
       };
     }),
     result: run.result_enc ? open<CodeRunResult>(ctx, "code_runs", run.id, "result", run.result_enc) : null,
