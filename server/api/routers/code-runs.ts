@@ -14,7 +14,12 @@ export const codeRunsRouter = createTRPCRouter({
   /** A person's answer to a call whose outcome is Unknown: Mark as done or Send again. */
   reconcile: publicProcedure
     .input(
-      z.object({ runId: idField("runId"), index: z.number().int().min(0), action: z.unknown(), result: z.unknown() }),
+      z.object({
+        runId: idField("runId"),
+        index: z.number().int().min(0),
+        action: z.unknown().optional(),
+        result: z.unknown().optional(),
+      }),
     )
     .mutation(({ ctx, input }) =>
       reconcileCall(ctx, input.runId, input.index, {
