@@ -43,7 +43,7 @@ export interface GrantView {
   binding: string;
   match: "binding" | "arguments";
   /** For `match: "arguments"`: the arguments it allows. */
-  arguments: unknown;
+  arguments?: unknown;
   decisionId: string | null;
   createdBy: { id: string; name: string };
   createdAt: number;

@@ -17,6 +17,7 @@ import { BindingsPanel } from "./bindings-panel";
 import { ChatThread } from "./chat-thread";
 import { DecisionCard } from "./decision-card";
 import { ErrorText, Field } from "./field";
+import { ChatGrants, UnknownCard, unknownCalls } from "./grants-ui";
 import { InputForm } from "./input-form";
 import { RunCard } from "./run-card";
 
@@ -312,6 +313,7 @@ function ChatView({ chatId, isAdmin }: { chatId: string; isAdmin: boolean }) {
         onData: () => {
           void queryClient.invalidateQueries({ queryKey: trpc.codeRuns.listByChat.queryKey({ chatId }) });
           void queryClient.invalidateQueries({ queryKey: trpc.decisions.list.queryKey() });
+          void queryClient.invalidateQueries({ queryKey: trpc.grants.list.queryKey() });
           void queryClient.invalidateQueries({ queryKey: trpc.appOperations.pendingInputs.queryKey({ chatId }) });
         },
       },
@@ -367,6 +369,10 @@ function ChatView({ chatId, isAdmin }: { chatId: string; isAdmin: boolean }) {
       {inputs.data?.map((i) => (
         <InputForm key={i.operationId} input={i} />
       ))}
+      {unknownCalls(records).map((u) => (
+        <UnknownCard key={`${u.run.id}:${u.call.index}`} {...u} />
+      ))}
+      <ChatGrants chatId={chatId} />
     </>
   );
   const shown = live?.run && !records.some((r) => r.id === live.run?.id) ? [...records, live.run] : records;

@@ -6,9 +6,10 @@
  * focus; the first card takes focus when it appears).
  */
 import { useMutation, useQueryClient } from "@tanstack/react-query";
-import { useEffect, useRef } from "react";
+import { useEffect, useRef, useState } from "react";
 import type { DecisionView } from "@/server/services/decisions";
 import { useTRPC } from "../_lib/trpc";
+import { AskReasons, type RememberChoice, RememberSelect, rememberOf } from "./grants-ui";
 import { JsonTree } from "./json-tree";
 
 const humanize = (name: string) => {
@@ -59,6 +60,7 @@ export function DecisionCard({ decision, autoFocus = false }: { decision: Decisi
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const ref = useRef<HTMLElement>(null);
+  const [remember, setRemember] = useState<RememberChoice>("once");
   const answer = useMutation(
     trpc.decisions.decide.mutationOptions({
       onSettled: () => queryClient.invalidateQueries(),
@@ -72,7 +74,9 @@ export function DecisionCard({ decision, autoFocus = false }: { decision: Decisi
   const action = tool?.title ?? humanize(app.tool);
   const lines = callLines(code.code, app.binding);
   const decide = (choice: "allow" | "deny") => {
-    if (!answer.isPending) answer.mutate({ id: decision.id, decision: choice });
+    if (answer.isPending) return;
+    const kept = choice === "allow" ? rememberOf(remember) : undefined;
+    answer.mutate({ id: decision.id, decision: choice, ...(kept ? { remember: kept } : {}) });
   };
   const titleId = `decision-${decision.id}-title`;
   return (
@@ -128,6 +132,7 @@ export function DecisionCard({ decision, autoFocus = false }: { decision: Decisi
           </div>
         )}
       </section>
+      <AskReasons request={decision.request} />
       <section>
         <h4>Arguments</h4>
         <div data-testid="decision-arguments" className="small" style={{ fontFamily: "var(--mono)" }}>
@@ -157,6 +162,12 @@ export function DecisionCard({ decision, autoFocus = false }: { decision: Decisi
         <button type="button" aria-keyshortcuts="D" disabled={answer.isPending} onClick={() => decide("deny")}>
           Deny
         </button>
+        <RememberSelect
+          id={`decision-${decision.id}-remember`}
+          value={remember}
+          onChange={setRemember}
+          program={decision.runId !== null}
+        />
         <span className="muted small">Keys: A allows, D denies</span>
         {answer.error && (
           <span role="alert" className="error-text small">
