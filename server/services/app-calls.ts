@@ -13,7 +13,7 @@ import type { Platform } from "../platform";
 import type { Principal } from "./auth";
 import { checkAppCall } from "./capability";
 import { grantFor, recordGrantUse } from "./grants";
-import { isReadOnly, type Provenance, provenance, type RunRead, runReads, taintReason } from "./taint";
+import { isReadOnly, type Provenance, provenance, runReads, taintReason } from "./taint";
 import {
   isVaultDeniedError,
   knownSecrets,
@@ -80,8 +80,8 @@ export async function checkCall(
     };
     return { verdict: "refuse", outcome, rejection: { name: "AppCallDenied", message: verdict.message } };
   }
-  const reads: RunRead[] = call ? await runReads(platform, call.runId) : [];
-  const taint = isReadOnly(entry) ? null : taintReason(reads);
+  // Taint needs only which tools the run heard from; the texts (decrypted) only when a person is asked.
+  const taint = call && !isReadOnly(entry) ? taintReason(await runReads(platform, call.runId, false)) : null;
   if (verdict.verdict === "allow" && taint === null) return verdict;
   const refusal = await vaultRefusal(platform, argsJson, entry, principal);
   if (refusal) {
@@ -104,6 +104,7 @@ export async function checkCall(
     await recordGrantUse(platform, grantId, call.runId, call.index);
     return { verdict: "allow", grantId };
   }
+  const reads = await runReads(platform, call.runId);
   return { verdict: "ask", capability, context: { taint, provenance: provenance(JSON.parse(argsJson), reads) } };
 }
 

@@ -47,10 +47,10 @@ function stringsOf(value: unknown, out: string[], budget: { left: number }, dept
   }
 }
 
-/** The recorded outcomes of calls that reached an App in this run (sent, with an outcome), in index order. */
-export async function runReads(platform: Platform, runId: string): Promise<RunRead[]> {
+/** The calls of this run that reached an App and have an outcome, in index order; `texts` only when asked (decrypted). */
+export async function runReads(platform: Platform, runId: string, withTexts = true): Promise<RunRead[]> {
   const rows = await platform.db.query<ReadRow>(
-    `select idx, binding, source, outcome_enc from code_run_calls
+    `select idx, binding, source, ${withTexts ? "outcome_enc" : "'' as outcome_enc"} from code_run_calls
      where run_id = $1 and outcome_enc is not null and operation_id is not null order by idx`,
     [runId],
   );
@@ -58,11 +58,15 @@ export async function runReads(platform: Platform, runId: string): Promise<RunRe
   return rows.map((r) => {
     const source = JSON.parse(r.source) as { connectionId: string; connectionName: string; name: string };
     const entry = tools.find((t) => t.connectionId === source.connectionId && t.name === source.name);
-    const outcome = JSON.parse(platform.open(`code_run_calls:${runId}:${r.idx}:outcome`, r.outcome_enc)) as CallOutcome;
     const texts: string[] = [];
-    const budget = { left: MAX_RESULT_CHARS };
-    if (outcome.type === "ok") stringsOf(JSON.parse(outcome.resultJson) as unknown, texts, budget);
-    else stringsOf([outcome.message, outcome.details], texts, budget);
+    if (withTexts) {
+      const outcome = JSON.parse(
+        platform.open(`code_run_calls:${runId}:${r.idx}:outcome`, r.outcome_enc),
+      ) as CallOutcome;
+      const budget = { left: MAX_RESULT_CHARS };
+      if (outcome.type === "ok") stringsOf(JSON.parse(outcome.resultJson) as unknown, texts, budget);
+      else stringsOf([outcome.message, outcome.details], texts, budget);
+    }
     return {
       index: r.idx,
       binding: r.binding,
