@@ -162,12 +162,9 @@ export function DecisionCard({ decision, autoFocus = false }: { decision: Decisi
         <button type="button" aria-keyshortcuts="D" disabled={answer.isPending} onClick={() => decide("deny")}>
           Deny
         </button>
-        <RememberSelect
-          id={`decision-${decision.id}-remember`}
-          value={remember}
-          onChange={setRemember}
-          program={decision.runId !== null}
-        />
+        {decision.runId !== null && (
+          <RememberSelect id={`decision-${decision.id}-remember`} value={remember} onChange={setRemember} program />
+        )}
         <span className="muted small">Keys: A allows, D denies</span>
         {answer.error && (
           <span role="alert" className="error-text small">
