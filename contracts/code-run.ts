@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { FAILURE_REASONS, type FailureReason, type LogLine, type OutputItem, type RunInput } from "./engine";
+import type { UnknownState } from "./reconcile";
 import { CODE_MODE_RANGES } from "./settings";
 import { idField } from "./text";
 
@@ -101,6 +102,10 @@ export interface CodeRunCallView {
   arguments?: unknown;
   app: AppOperationView | null;
   rejection: { name: string; message: string } | null;
+  /** The remembered grant that allowed it without asking, if one did. */
+  grantId?: string | null;
+  /** How a call whose outcome was Unknown was reconciled (who and when, for a person's choice). */
+  unknown?: { state: UnknownState; by: string | null; at: number | null } | null;
   /** Who let the call go or refused it, and when: a person, or the grant that allowed it; null if nobody decided. */
   decision: CallDecision | null;
 }

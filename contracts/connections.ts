@@ -30,6 +30,11 @@ export const connectionPatchSchema = z
   .object({
     name: plainName("name", 100).optional(),
     enabled: z.boolean({ error: "enabled must be true or false" }).optional(),
+    /** Whether this App's answers may carry someone else's instructions (taint); null: back to the default. */
+    untrustedContent: z
+      .boolean({ error: "untrustedContent must be true, false or null (the default)" })
+      .nullable()
+      .optional(),
   })
   .strict();
 export type ConnectionPatch = z.infer<typeof connectionPatchSchema>;

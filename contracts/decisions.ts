@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { idField } from "./code-run";
+import { rememberSchema } from "./grants";
 
 export const DECISION_STATUSES = ["pending", "allowed", "denied", "withdrawn"] as const;
 
@@ -18,6 +19,8 @@ export type ListDecisionsInput = z.input<typeof listDecisionsInput>;
 /** One person's answer to one decision. */
 export const decisionAnswer = z.object({
   decision: z.enum(["allow", "deny"], { error: 'decision must be "allow" or "deny"' }),
+  /** Remember this allow as a grant (contracts/grants.ts); checked against who decides in decisions.ts. */
+  remember: rememberSchema.nullish(),
 });
 
 /** Most decisions one batch may answer (a run has at most this many pending calls worth showing at once). */

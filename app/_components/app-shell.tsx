@@ -36,6 +36,7 @@ export function AppShell({
         { href: "/admin/model", label: "Model" },
         { href: "/admin/keys", label: "API keys" },
         { href: "/admin/vault", label: "Vault" },
+        { href: "/admin/grants", label: "Grants" },
       ].map((a) => ({ ...a, active: pathname.startsWith(a.href) }))
     : [];
   return (

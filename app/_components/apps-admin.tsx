@@ -115,6 +115,27 @@ export function AppsAdmin() {
               )}
             </section>
           )}
+          <section className="row small" data-testid="connection-untrusted">
+            <label>
+              <input
+                type="checkbox"
+                checked={c.untrustedContent}
+                disabled={update.isPending}
+                onChange={(e) => update.mutate({ id: c.id, patch: { untrustedContent: e.target.checked } })}
+              />{" "}
+              Untrusted content: its answers may carry instructions (later writes in a run that read it ask first)
+            </label>
+            <span className="muted">
+              {c.untrustedContentSet === null
+                ? `default${c.tools.some((x) => x.untrustedContent) && !c.untrustedContent ? "; open-world tools count as untrusted" : ""}`
+                : "set by an admin"}
+            </span>
+            {c.untrustedContentSet !== null && (
+              <button type="button" onClick={() => update.mutate({ id: c.id, patch: { untrustedContent: null } })}>
+                Back to default
+              </button>
+            )}
+          </section>
           {c.warnings.length > 0 && (
             <section>
               {c.warnings.map((w) => (

@@ -19,6 +19,7 @@ import { BindingsPanel } from "./bindings-panel";
 import { ChatThread } from "./chat-thread";
 import { DecisionCard } from "./decision-card";
 import { ErrorText, Field } from "./field";
+import { ChatGrants, UnknownCard, unknownCalls } from "./grants-ui";
 import { InputForm } from "./input-form";
 import { RunCard } from "./run-card";
 
@@ -318,6 +319,7 @@ function ChatView({ chatId, isAdmin }: { chatId: string; isAdmin: boolean }) {
         onData: () => {
           void queryClient.invalidateQueries({ queryKey: trpc.codeRuns.listByChat.queryKey({ chatId }) });
           void queryClient.invalidateQueries({ queryKey: trpc.decisions.list.queryKey() });
+          void queryClient.invalidateQueries({ queryKey: trpc.grants.list.queryKey() });
           void queryClient.invalidateQueries({ queryKey: trpc.appOperations.pendingInputs.queryKey({ chatId }) });
         },
       },
@@ -373,6 +375,10 @@ function ChatView({ chatId, isAdmin }: { chatId: string; isAdmin: boolean }) {
       {inputs.data?.map((i) => (
         <InputForm key={i.operationId} input={i} />
       ))}
+      {unknownCalls(records).map((u) => (
+        <UnknownCard key={`${u.run.id}:${u.call.index}`} {...u} />
+      ))}
+      <ChatGrants chatId={chatId} />
     </>
   );
   const shown = live?.run && !records.some((r) => r.id === live.run?.id) ? [...records, live.run] : records;

@@ -7,9 +7,10 @@
  * focus; the first card takes focus when it appears).
  */
 import { useMutation, useQueryClient } from "@tanstack/react-query";
-import { useEffect, useRef } from "react";
+import { useEffect, useRef, useState } from "react";
 import type { DecisionView } from "@/server/services/decisions";
 import { useTRPC } from "../_lib/trpc";
+import { AskReasons, type RememberChoice, RememberSelect, rememberOf } from "./grants-ui";
 import { JsonTree } from "./json-tree";
 
 const humanize = (name: string) => {
@@ -86,6 +87,7 @@ function CallDetails({ decision }: { decision: DecisionView }) {
           </div>
         )}
       </section>
+      <AskReasons request={decision.request} />
       <section>
         <h4>Arguments</h4>
         <div data-testid="decision-arguments" className="small" style={{ fontFamily: "var(--mono)" }}>
@@ -120,6 +122,7 @@ export function DecisionCard({ decisions, autoFocus = false }: { decisions: Deci
   const options = { onSettled: () => queryClient.invalidateQueries() };
   const one = useMutation(trpc.decisions.decide.mutationOptions(options));
   const many = useMutation(trpc.decisions.decideMany.mutationOptions(options));
+  const [remember, setRemember] = useState<RememberChoice>("once");
   useEffect(() => {
     if (autoFocus) ref.current?.focus();
   }, [autoFocus]);
@@ -128,11 +131,19 @@ export function DecisionCard({ decisions, autoFocus = false }: { decisions: Deci
   const busy = one.isPending || many.isPending;
   const error = one.error ?? many.error;
   const single = decisions.length === 1;
+  // "Remember" applies to a program's calls that are allowed (a direct call has no run to remember for).
+  const kept = (choice: "allow" | "deny", d: DecisionView) =>
+    choice === "allow" && d.runId !== null ? rememberOf(remember) : undefined;
+  const answerOf = (d: DecisionView, choice: "allow" | "deny") => {
+    const r = kept(choice, d);
+    return { id: d.id, decision: choice, ...(r ? { remember: r } : {}) };
+  };
   const decideOne = (id: string, choice: "allow" | "deny") => {
-    if (!busy) one.mutate({ id, decision: choice });
+    const d = decisions.find((x) => x.id === id);
+    if (!busy && d) one.mutate(answerOf(d, choice));
   };
   const decideAll = (choice: "allow" | "deny") => {
-    if (!busy) many.mutate({ items: decisions.map((d) => ({ id: d.id, decision: choice })) });
+    if (!busy) many.mutate({ items: decisions.map((d) => answerOf(d, choice)) });
   };
   const { app, code } = first.request;
   const titleId = `decision-${first.id}-title`;
@@ -214,6 +225,9 @@ export function DecisionCard({ decisions, autoFocus = false }: { decisions: Deci
             <button type="button" aria-keyshortcuts="D" disabled={busy} onClick={() => decideOne(first.id, "deny")}>
               Deny
             </button>
+            {first.runId !== null && (
+              <RememberSelect id={`decision-${first.id}-remember`} value={remember} onChange={setRemember} program />
+            )}
             <span className="muted small">Keys: A allows, D denies</span>
           </>
         ) : (
@@ -224,6 +238,9 @@ export function DecisionCard({ decisions, autoFocus = false }: { decisions: Deci
             <button type="button" disabled={busy} onClick={() => decideAll("deny")}>
               Deny all {decisions.length}
             </button>
+            {first.runId !== null && (
+              <RememberSelect id={`decision-${first.id}-remember`} value={remember} onChange={setRemember} program />
+            )}
             <span className="muted small">The program runs again once every call here is decided.</span>
           </>
         )}

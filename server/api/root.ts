@@ -7,6 +7,7 @@ import { codeRunsRouter } from "./routers/code-runs";
 import { connectionsRouter } from "./routers/connections";
 import { decisionsRouter } from "./routers/decisions";
 import { executionsRouter } from "./routers/executions";
+import { grantsRouter } from "./routers/grants";
 import { apiKeysRouter, usersRouter } from "./routers/people";
 import { settingsRouter } from "./routers/settings";
 import { turnsRouter } from "./routers/turns";
@@ -19,6 +20,7 @@ export const appRouter = createTRPCRouter({
   chats: chatsRouter,
   codeRuns: codeRunsRouter,
   decisions: decisionsRouter,
+  grants: grantsRouter,
   vault: vaultRouter,
   appOperations: appOperationsRouter,
   turns: turnsRouter,

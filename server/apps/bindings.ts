@@ -4,7 +4,7 @@
  * Tools are sorted by name so the catalog is the same whatever order a server lists them in.
  */
 import "server-only";
-import type { AppConnection, Policy } from "./connection";
+import type { AppConnection, ConnectionRecord, Policy } from "./connection";
 import { assignSlugs, slugify } from "./slug";
 import type { ToolEntry } from "./types";
 
@@ -47,7 +47,14 @@ export function buildCatalog(conns: AppConnection[]): Catalog {
 
 function entriesOf(conn: AppConnection, connSlug: string, notes: string[]): ToolEntry[] {
   const { record } = conn;
-  const base = { connectionId: record.id, connectionName: record.name, connectionSlug: connSlug };
+  const connectionUntrusted = untrustedConnection(record);
+  const base = {
+    connectionId: record.id,
+    connectionName: record.name,
+    connectionSlug: connSlug,
+    connectionUntrusted,
+    untrustedContent: connectionUntrusted,
+  };
   const entries: ToolEntry[] = [];
   const reserved = new Set(RESERVED_TOOL_SLUGS);
   if (conn.hasResources) {
@@ -94,6 +101,7 @@ function entriesOf(conn: AppConnection, connSlug: string, notes: string[]): Tool
       ...(tool.annotations ? { annotations: tool.annotations as Record<string, unknown> } : {}),
       policy: record.policies[tool.name] ?? defaultPolicy(tool.name, tool.annotations),
       defaultPolicy: defaultPolicy(tool.name, tool.annotations),
+      untrustedContent: record.untrustedContent ?? (connectionUntrusted || tool.annotations?.openWorldHint === true),
     });
   });
   return entries.sort((a, b) => (a.binding < b.binding ? -1 : a.binding > b.binding ? 1 : 0));
@@ -172,6 +180,11 @@ function promptBinding(
 }
 
 /** Tool names that suggest reading secrets or the environment (get_env, read_secret, list_tokens, …). */
+/** A connection's untrusted-content flag: an admin's choice, else on for an http connection added by URL. */
+export function untrustedConnection(record: ConnectionRecord): boolean {
+  return record.untrustedContent ?? record.transport.type === "http";
+}
+
 const SECRET_LIKE =
   /(^|[^a-z])(env|environment|secrets?|credentials?|tokens?|passwords?|api[_-]?keys?|private[_-]?keys?)([^a-z]|$)/i;
 

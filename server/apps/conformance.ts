@@ -37,6 +37,7 @@ export async function runScenario(serverUrl: string, scenario: string, context: 
       enabled: true,
       policies: {},
       builtin: null,
+      untrustedContent: null,
       createdAt: Date.now(),
     },
     {

@@ -49,6 +49,8 @@ export interface ConnectionRecord {
   enabled: boolean;
   policies: Record<string, Policy>;
   builtin: string | null;
+  /** Set by an admin: whether its answers may carry someone else's instructions; null: the default. */
+  untrustedContent: boolean | null;
   createdAt: number;
 }
 

@@ -15,6 +15,7 @@ export interface ConnectionRow {
   enabled: boolean;
   policies: string;
   builtin: string | null;
+  untrusted_content: boolean | null;
   created_at: string | number;
 }
 
@@ -46,6 +47,7 @@ export function toRecord(row: ConnectionRow): ConnectionRecord {
     enabled: row.enabled,
     policies,
     builtin: row.builtin,
+    untrustedContent: row.untrusted_content ?? null,
     createdAt: Number(row.created_at),
   };
 }

@@ -9,7 +9,7 @@ import "server-only";
 import { randomUUID } from "node:crypto";
 import { policiesPatchSchema } from "@/contracts/connections";
 import { ArgumentChecker } from "./arguments";
-import { buildCatalog } from "./bindings";
+import { buildCatalog, untrustedConnection } from "./bindings";
 import { type BuiltinHost, startBuiltinHost } from "./builtin/host";
 import { AppConnection, type ConnectionDeps, type ConnectionRecord, type Operation, type Policy } from "./connection";
 import type { InputRequest, PendingInput } from "./elicitation";
@@ -160,6 +160,7 @@ export class AppRegistry {
       enabled: true,
       policies: {},
       builtin: transport.type === "builtin" ? transport.app : null,
+      untrustedContent: null,
       createdAt: now,
     };
     await this.options.db.query(
@@ -173,19 +174,30 @@ export class AppRegistry {
     return this.view(conn);
   }
 
-  /** Renames and/or enables or disables a connection. */
-  async update(id: string, patch: { name?: unknown; enabled?: unknown }): Promise<ConnectionView> {
+  /** Renames, enables or disables a connection, or sets its untrusted-content flag (null: back to the default). */
+  async update(
+    id: string,
+    patch: { name?: unknown; enabled?: unknown; untrustedContent?: unknown },
+  ): Promise<ConnectionView> {
     const conn = this.require(id);
     const name = patch.name === undefined ? conn.record.name : parseName(patch.name);
     if (patch.enabled !== undefined && typeof patch.enabled !== "boolean")
       throw new ConnectionConfigError("enabled: must be true or false", "enabled");
+    if (
+      patch.untrustedContent !== undefined &&
+      patch.untrustedContent !== null &&
+      typeof patch.untrustedContent !== "boolean"
+    )
+      throw new ConnectionConfigError("untrustedContent: must be true, false or null", "untrustedContent");
     const enabled = patch.enabled ?? conn.record.enabled;
+    const untrustedContent =
+      patch.untrustedContent === undefined ? conn.record.untrustedContent : (patch.untrustedContent as boolean | null);
     await this.options.db.query(
-      "update connections set name = $1, slug = $2, enabled = $3, updated_at = $4 where id = $5",
-      [name, slugify(name, "app"), enabled, Date.now(), id],
+      "update connections set name = $1, slug = $2, enabled = $3, untrusted_content = $4, updated_at = $5 where id = $6",
+      [name, slugify(name, "app"), enabled, untrustedContent, Date.now(), id],
     );
     const wasEnabled = conn.record.enabled;
-    conn.record = { ...conn.record, name, enabled };
+    conn.record = { ...conn.record, name, enabled, untrustedContent };
     if (wasEnabled && !enabled) await conn.stop();
     if (!wasEnabled && enabled) await conn.start();
     this.rebuild();
@@ -318,6 +330,8 @@ export class AppRegistry {
       transport: redactTransport(record.transport),
       enabled: record.enabled,
       builtin: record.builtin !== null,
+      untrustedContent: untrustedConnection(record),
+      untrustedContentSet: record.untrustedContent,
       status: conn.status,
       ...(conn.protocolVersion() ? { protocolVersion: conn.protocolVersion() } : {}),
       ...(conn.listTtlMs !== undefined ? { listTtlMs: conn.listTtlMs } : {}),
@@ -333,6 +347,7 @@ export class AppRegistry {
           overridden: Object.hasOwn(record.policies, e.name),
           kind: e.kind,
           readOnlyHint: e.annotations?.readOnlyHint === true,
+          untrustedContent: e.untrustedContent === true,
         })),
       resources: conn.resources.map((r) => ({
         uri: r.uri,

@@ -24,6 +24,13 @@ export interface ToolEntry {
   policy: Policy;
   /** The policy without an admin's override (from the tool's annotations). */
   defaultPolicy: Policy;
+  /**
+   * Whether what this tool answers may carry instructions from outside (taint): the connection's flag if
+   * an admin set one, else true for an http connection added by URL and for a tool with `openWorldHint: true`.
+   */
+  untrustedContent?: boolean;
+  /** The connection's own flag as in the view (`untrustedContent` there): set, or its default. */
+  connectionUntrusted?: boolean;
 }
 
 export interface ConnectionView {
@@ -34,6 +41,9 @@ export interface ConnectionView {
   transport: TransportConfig;
   enabled: boolean;
   builtin: boolean;
+  /** Answers of this connection may carry instructions (taint); `untrustedContentSet`: an admin's choice, else null. */
+  untrustedContent: boolean;
+  untrustedContentSet: boolean | null;
   status: ConnectionStatus;
   /** The MCP revision agreed with the server (`2026-07-28`, `2025-11-25`, …), while connected. */
   protocolVersion?: string;
@@ -49,6 +59,7 @@ export interface ConnectionView {
     overridden: boolean;
     kind: ToolEntry["kind"];
     readOnlyHint: boolean;
+    untrustedContent: boolean;
   }[];
   resources: { uri: string; name: string; description?: string; mimeType?: string }[];
   prompts: {

@@ -34,6 +34,7 @@ export const ENCRYPTED_COLUMNS: readonly EncryptedColumn[] = [
   { table: "app_operations", column: "args_enc", field: "args", idSql: "id", whereSql: "id = $2" },
   { table: "app_operations", column: "result_enc", field: "result", idSql: "id", whereSql: "id = $2" },
   { table: "app_operations", column: "input_enc", field: "input", idSql: "id", whereSql: "id = $2" },
+  { table: "grants", column: "args_enc", field: "args", idSql: "id", whereSql: "id = $2" },
   { table: "decisions", column: "request_enc", field: "request", idSql: "id", whereSql: "id = $2" },
   { table: "messages", column: "content_enc", field: "content", idSql: "id", whereSql: "id = $2" },
   { table: "vault_entries", column: "secret_enc", field: "secret", idSql: "name", whereSql: "name = $2" },

@@ -14,8 +14,18 @@ import type { Platform } from "../platform";
 import { progressRecorder } from "./app-progress";
 import type { Principal } from "./auth";
 import { checkAppCall } from "./capability";
+import { grantFor, recordGrantUse } from "./grants";
 import { trackRunCall } from "./run-app-calls";
-import { isVaultDeniedError, knownSecrets, redact, type Substituted, substituteSecrets, vaultRefusal } from "./vault";
+import { isReadOnly, type Provenance, provenance, runReads, taintReason } from "./taint";
+import {
+  isVaultDeniedError,
+  knownSecrets,
+  redact,
+  referencedNames,
+  type Substituted,
+  substituteSecrets,
+  vaultRefusal,
+} from "./vault";
 
 /** Largest result JSON the server hands to a program. */
 const MAX_CALL_JSON = 8 * 1024 * 1024;
@@ -29,9 +39,15 @@ function redactError(error: unknown, secrets: Substituted["secrets"]): Error {
   return safe;
 }
 
+/** Why a program's call is asked about, for the card: what the run read that may carry instructions, and where each argument came from. */
+export interface AskContext {
+  taint: string | null;
+  provenance: Provenance[];
+}
+
 export type CallCheck =
-  | { verdict: "allow" }
-  | { verdict: "ask"; capability: { action: "apps.call"; target: string } }
+  | { verdict: "allow"; grantId?: string }
+  | { verdict: "ask"; capability: { action: "apps.call"; target: string }; context?: AskContext }
   | {
       verdict: "refuse";
       outcome: Extract<CallOutcome, { type: "error" }>;
@@ -44,12 +60,18 @@ export type CallCheck =
  * this person and allowed for this tool), so nobody approves a call that would then fail VaultDenied.
  * A call without references needs no vault read; an allowed call with references is checked again when
  * its secrets are put in (`performAppCall`), since the vault may change while a person decides.
+ *
+ * A program's call (`call`) also meets taint and grants: once the run has read from a source of untrusted
+ * content, a call that is not read-only asks even if its policy allows it; a call that would ask is
+ * allowed by a matching remembered grant (the call's row says which), where a call carrying a vault
+ * reference or following untrusted content counts only the run's own grants.
  */
 export async function checkCall(
   platform: Platform,
   principal: Principal,
   entry: ToolEntry,
   argsJson: string,
+  call?: { runId: string; chatId: string; index: number },
 ): Promise<CallCheck> {
   const verdict = checkAppCall(principal, entry, argsJson);
   if (verdict.verdict === "deny") {
@@ -61,7 +83,9 @@ export async function checkCall(
     };
     return { verdict: "refuse", outcome, rejection: { name: "AppCallDenied", message: verdict.message } };
   }
-  if (verdict.verdict === "allow") return verdict;
+  // Taint needs only which tools the run heard from; the texts (decrypted) only when a person is asked.
+  const taint = call && !isReadOnly(entry) ? taintReason(await runReads(platform, call.runId, false)) : null;
+  if (verdict.verdict === "allow" && taint === null) return verdict;
   const refusal = await vaultRefusal(platform, argsJson, entry, principal);
   if (refusal) {
     const outcome: Extract<CallOutcome, { type: "error" }> = {
@@ -72,7 +96,19 @@ export async function checkCall(
     };
     return { verdict: "refuse", outcome, rejection: { name: "VaultDenied", message: refusal } };
   }
-  return verdict;
+  const capability =
+    verdict.verdict === "ask"
+      ? verdict.capability
+      : { action: "apps.call" as const, target: `${entry.connectionId}/${entry.name}` };
+  if (!call) return { verdict: "ask", capability };
+  const runOnly = taint !== null || referencedNames(argsJson).length > 0;
+  const grantId = await grantFor(platform, { runId: call.runId, chatId: call.chatId, entry, argsJson }, runOnly);
+  if (grantId) {
+    await recordGrantUse(platform, grantId, call.runId, call.index);
+    return { verdict: "allow", grantId };
+  }
+  const reads = await runReads(platform, call.runId);
+  return { verdict: "ask", capability, context: { taint, provenance: provenance(JSON.parse(argsJson), reads) } };
 }
 
 export function failedOutcome(reason: string, message: string): CallOutcome {

@@ -124,6 +124,7 @@ export async function deleteChatRows(db: Db, chatId: string): Promise<void> {
     await tx.query("delete from idempotency_keys where run_id in (select id from code_runs where chat_id = $1)", [
       chatId,
     ]);
+    await tx.query("delete from grants where chat_id = $1", [chatId]);
     await tx.query("delete from code_runs where chat_id = $1", [chatId]);
     await tx.query("delete from chats where id = $1", [chatId]);
   });

@@ -12,17 +12,20 @@ import type { ToolEntry } from "../apps/registry";
 import type { Db } from "../db/client";
 import { observeDecisionWait } from "../metrics";
 import type { Platform } from "../platform";
-import { performAppCall } from "./app-calls";
+import { type AskContext, performAppCall } from "./app-calls";
 import { isAdmin, type Principal, requirePermission } from "./auth";
 import { ownedChat } from "./chats";
 import type { ServiceContext } from "./context";
 import { AppError, isAppError } from "./errors";
+import { checkRemember, rememberDecision } from "./grants";
 
 export interface DecisionRequest {
   capability: { action: "apps.call"; target: string };
   toolCallId: string;
   app: { id: string; callId: string; binding: string; tool: string /** Always present. */; arguments?: unknown };
   code: { run: string; index: number; code: string };
+  /** Why it is asked beyond its policy (untrusted content read before), and where its argument strings came from. */
+  context?: AskContext;
 }
 
 export interface DecisionView {
@@ -140,6 +143,8 @@ async function applyDecisions(ctx: ServiceContext, items: DecisionItem[]): Promi
       { id: row.id, status: row.status },
     );
   if (taken) throw conflict(taken);
+  // A remember that cannot be granted refuses the whole batch before anything is decided.
+  const remembers = items.map((i) => checkRemember(p, i.decision, byId.get(i.id)!.run_id, i.remember));
   const statuses = items.map((i) => (i.decision === "allow" ? "allowed" : "denied"));
   const now = Date.now();
   const updated = await db.transaction(async (tx) => {
@@ -161,6 +166,17 @@ async function applyDecisions(ctx: ServiceContext, items: DecisionItem[]): Promi
     return done;
   });
   const views = new Map(updated.map((r) => [r.id, toView(ctx.platform, r)]));
+  for (const [i, item] of items.entries()) {
+    const remember = remembers[i];
+    const view = views.get(item.id)!;
+    if (remember)
+      await rememberDecision(
+        ctx.platform,
+        p,
+        { id: item.id, chatId: view.chatId, runId: view.runId, app: view.request.app },
+        remember,
+      );
+  }
   const runs = new Map<string, string>();
   for (const row of updated) {
     observeDecisionWait(row.status as "allowed" | "denied", (Number(row.decided_at) - Number(row.created_at)) / 1000);
@@ -221,6 +237,7 @@ export async function requestDecision(
     entry: ToolEntry;
     argsJson: string;
     capability: { action: "apps.call"; target: string };
+    context?: AskContext;
     code: string;
   },
 ): Promise<string> {
@@ -236,6 +253,7 @@ export async function requestDecision(
       arguments: JSON.parse(call.argsJson) as unknown,
     },
     code: { run: call.runId ?? "", index: call.index ?? -1, code: call.code },
+    ...(call.context ? { context: call.context } : {}),
   };
   await platform.db.query(
     "insert into decisions (id, chat_id, run_id, call_index, status, request_enc, created_at) values ($1, $2, $3, $4, 'pending', $5, $6)",

@@ -142,7 +142,7 @@ describe("decisions and replay", () => {
     expect((await sentEmails()).length).toBe(emailsBefore);
   });
 
-  it("a write sent but never recorded (a crash in between) is Unknown and is not sent again", async () => {
+  it("a write sent but never recorded (a crash in between) is Unknown, is not sent again and waits for a person", async () => {
     const { caller, record } = await waitingRun();
     const [decision] = await caller.decisions.list({ status: "pending", chatId: record.chat });
     // Simulate: the decided call was sent, and the process died before its outcome was stored.
@@ -167,9 +167,11 @@ describe("decisions and replay", () => {
     ).toBe("Unknown");
     const { resumeRun } = await import("@/server/services/code-runs/runs");
     await resumeRun(t.platform, record.id);
+    await t.platform.settled();
+    // It waits for a person (Mark as done or Send again: unknown-writes.test.ts), never sent by itself.
     const done = await caller.codeRuns.byId({ id: record.id });
-    expect(done.status).toBe("Failed");
-    expect((done.result as { message: string }).message).toContain("outcome is unknown; it was not sent again");
+    expect(done.status).toBe("Waiting");
+    expect(done.calls[2]?.unknown?.state).toBe("pending");
     expect((await sentEmails()).length).toBe(emailsBefore);
   });
 

@@ -1,8 +1,10 @@
 import "server-only";
 import { z } from "zod";
 import { appCallInput, finishRunInput, idField, startRunInput } from "@/contracts/code-run";
+import { reconcileCallInput } from "@/contracts/reconcile";
 import { handleCall } from "../../services/code-runs/calls";
 import { finishRun } from "../../services/code-runs/journal";
+import { reconcileCall } from "../../services/code-runs/reconcile";
 import { getRun, listRuns } from "../../services/code-runs/records";
 import { cancelRun, claimForPage, runOnServer, startRun } from "../../services/code-runs/runs";
 import { runChanges, runLogs } from "../../services/run-feed";
@@ -11,6 +13,10 @@ import { createTRPCRouter, publicProcedure } from "../trpc";
 const chatRef = z.object({ chatId: idField("chatId") });
 
 export const codeRunsRouter = createTRPCRouter({
+  /** A person's answer to a call whose outcome is Unknown: Mark as done or Send again. */
+  reconcile: publicProcedure
+    .input(reconcileCallInput)
+    .mutation(({ ctx, input: { runId, index, ...answer } }) => reconcileCall(ctx, runId, index, answer)),
   /** Starts a run for the page's worker: the record plus the ticket the worker runs. */
   start: publicProcedure.input(startRunInput).mutation(({ ctx, input }) => startRun(ctx, input, "browser")),
   /** One nested call from a running program. */

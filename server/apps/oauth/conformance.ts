@@ -79,6 +79,7 @@ async function viaTransport(serverUrl: string, authorize: (base: FetchLike) => F
       enabled: true,
       policies: {},
       builtin: null,
+      untrustedContent: null,
       createdAt: Date.now(),
     },
     {

@@ -14,6 +14,7 @@ import { sql as chatPins } from "./0011-chat-pins";
 import { sql as idempotencyKeys } from "./0012-idempotency-keys";
 import { sql as oauthCredentials } from "./0013-oauth-credentials";
 import { sql as appProgress } from "./0016-app-progress";
+import { sql as grants } from "./0017-grants";
 
 export const MIGRATIONS: readonly Migration[] = [
   { id: "0001-core", sql: core },
@@ -29,4 +30,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: "0012-idempotency-keys", sql: idempotencyKeys },
   { id: "0013-oauth-credentials", sql: oauthCredentials },
   { id: "0016-app-progress", sql: appProgress },
+  { id: "0017-grants", sql: grants },
 ];

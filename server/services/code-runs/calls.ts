@@ -28,7 +28,11 @@ export async function handleCall(
   const { run, entry, argsJson } = step;
   const principal = requirePermission(ctx.principal, "apps.use");
   if (step.fresh) {
-    const check = await checkCall(ctx.platform, principal, entry, argsJson);
+    const check = await checkCall(ctx.platform, principal, entry, argsJson, {
+      runId: run.id,
+      chatId: run.chat_id,
+      index: call.index,
+    });
     if (check.verdict === "refuse") return recordOutcome(ctx, runId, call.index, check.outcome, check.rejection);
     if (check.verdict === "ask") {
       const code = open<string>(ctx, "code_runs", run.id, "code", run.code_enc);
@@ -42,6 +46,7 @@ export async function handleCall(
         entry,
         argsJson,
         capability: check.capability,
+        context: check.context,
         code,
       });
       await awaitDecision(ctx, run, call.index, decisionId);

@@ -26,6 +26,7 @@ import { AppError } from "../errors";
 import { cancelRunCalls } from "../run-app-calls";
 import { getRun } from "./records";
 import { type CallRow, open, type RunRow, runForHost, seal } from "./rows";
+import { unknownStep } from "./unknown";
 
 const SAFE_MESSAGES: Record<FailureReason, string> = {
   Error: "The program threw an error it did not catch.",
@@ -337,6 +338,12 @@ async function recordedStep(
   if (existing.outcome_enc)
     return answer(open<CallOutcome>(ctx, "code_run_calls", `${run.id}:${call.index}`, "outcome", existing.outcome_enc));
   if (existing.operation_id) {
+    const entry = ctx.platform.apps.resolve(call.binding);
+    const source = JSON.parse(existing.source) as { connectionId: string; name: string };
+    const same = entry && entry.connectionId === source.connectionId && entry.name === source.name ? entry : undefined;
+    const next = mayUseApps ? await unknownStep(ctx, run, existing, same) : "stop";
+    if (next === "pause") return { type: "pause" };
+    if (next === "send" && same) return { type: "send", fresh: false, run, entry: same, argsJson };
     const message = `Call ${call.index} (${call.binding}) was sent, but its outcome is unknown; it was not sent again.`;
     return { type: "stop", reason: "Unavailable", message };
   }

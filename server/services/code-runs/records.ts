@@ -83,7 +83,17 @@ async function toRecord(ctx: ServiceContext, run: RunRow): Promise<CodeRunRecord
             }
           : null,
         rejection: c.rejection ? (JSON.parse(c.rejection) as { name: string; message: string }) : null,
-        decision: (c.decision_id && decided.get(c.decision_id)) || null,
+        decision:
+          (c.decision_id && decided.get(c.decision_id)) ||
+          (c.grant_id ? { by: { grant: c.grant_id }, at: Number(c.created_at) } : null),
+        grantId: c.grant_id ?? null,
+        unknown: c.unknown_state
+          ? {
+              state: c.unknown_state,
+              by: c.unknown_by ?? null,
+              at: c.unknown_at === null || c.unknown_at === undefined ? null : Number(c.unknown_at),
+            }
+          : null,
       };
     }),
     result: run.result_enc ? open<CodeRunResult>(ctx, "code_runs", run.id, "result", run.result_enc) : null,

@@ -5,6 +5,7 @@
 import "server-only";
 import type { AppOperationView, CodeRunStatus } from "@/contracts/code-run";
 import type { FailureReason } from "@/contracts/engine";
+import type { UnknownState } from "@/contracts/reconcile";
 import { type Principal, requirePermission } from "../auth";
 import { ownedChat } from "../chats";
 import type { ServiceContext } from "../context";
@@ -48,6 +49,11 @@ export interface CallRow {
   rejection: string | null;
   completed_seq: number | null;
   decision_id: string | null;
+  grant_id?: string | null;
+  unknown_state?: UnknownState | null;
+  unknown_by?: string | null;
+  unknown_at?: string | number | null;
+  created_at: string | number;
 }
 
 export interface OperationRow {

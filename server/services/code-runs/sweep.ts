@@ -13,7 +13,8 @@ const STALE_GRACE_MS = 60_000;
  * Finishes what a dead host left behind, on start and then periodically. An App operation still
  * "Running" long past every call timeout was sent but never recorded: it becomes Unknown and is not
  * sent again. A run whose host went silent (the tab closed, the process died) is continued by the
- * server runner through replay. A waiting run whose decision is gone ends as Interrupted. Reading a
+ * server runner through replay (an Unknown write then waits for a person, unknown.ts). A waiting run whose
+ * decision is gone ends as Interrupted. Reading a
  * run never does any of this.
  */
 export async function sweepRuns(
@@ -45,7 +46,8 @@ export async function sweepRuns(
   }
   const orphans = await db.query<{ id: string }>(
     `select r.id from code_runs r where r.status = 'Waiting'
-     and not exists (select 1 from decisions d where d.run_id = r.id and d.status in ('pending', 'allowed', 'denied'))`,
+     and not exists (select 1 from decisions d where d.run_id = r.id and d.status in ('pending', 'allowed', 'denied'))
+     and not exists (select 1 from code_run_calls c where c.run_id = r.id and c.unknown_state in ('pending', 'send', 'done'))`,
   );
   for (const { id } of orphans) {
     interrupted.push(id);
@@ -54,7 +56,8 @@ export async function sweepRuns(
   // Decided, but the re-run never started (the process stopped between the answer and the re-run).
   const decided = await db.query<{ id: string }>(
     `select r.id from code_runs r where r.status = 'Waiting' and r.updated_at < $1
-     and not exists (select 1 from decisions d where d.run_id = r.id and d.status = 'pending')`,
+     and not exists (select 1 from decisions d where d.run_id = r.id and d.status = 'pending')
+     and not exists (select 1 from code_run_calls c where c.run_id = r.id and c.unknown_state = 'pending')`,
     [now - STALE_GRACE_MS],
   );
   for (const { id } of decided) {
