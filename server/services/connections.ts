@@ -49,19 +49,26 @@ export async function addConnection(platform: Platform, principal: Principal | n
   requirePermission(principal, "platform.admin");
   const parsed = addInput.safeParse(input);
   if (!parsed.success) throw invalidInput(parsed.error.issues);
-  return adminCall(() => platform.apps.add({ name: parsed.data.name, transport: parsed.data.transport as never }));
+  const view = await adminCall(() =>
+    platform.apps.add({ name: parsed.data.name, transport: parsed.data.transport as never }),
+  );
+  platform.events.emit("connection-changed", { connectionId: view.id });
+  return view;
 }
 
 export async function updateConnection(platform: Platform, principal: Principal | null, id: string, input: unknown) {
   requirePermission(principal, "platform.admin");
   const parsed = updateInput.safeParse(input);
   if (!parsed.success) throw invalidInput(parsed.error.issues);
-  return adminCall(() => platform.apps.update(id, parsed.data));
+  const view = await adminCall(() => platform.apps.update(id, parsed.data));
+  platform.events.emit("connection-changed", { connectionId: id });
+  return view;
 }
 
 export async function removeConnection(platform: Platform, principal: Principal | null, id: string) {
   requirePermission(principal, "platform.admin");
   await adminCall(() => platform.apps.remove(id));
+  platform.events.emit("connection-changed", { connectionId: id });
   return { ok: true as const };
 }
 
@@ -69,7 +76,9 @@ export async function setPolicies(platform: Platform, principal: Principal | nul
   requirePermission(principal, "platform.admin");
   const parsed = policiesPatchSchema.safeParse(input);
   if (!parsed.success) throw invalidInput(parsed.error.issues);
-  return adminCall(() => platform.apps.setPolicies(id, parsed.data));
+  const view = await adminCall(() => platform.apps.setPolicies(id, parsed.data));
+  platform.events.emit("connection-changed", { connectionId: id });
+  return view;
 }
 
 const codeApiInput = z.object({ query: z.string().max(200).optional(), connection: z.string().max(100).optional() });

@@ -31,17 +31,15 @@ export const turnsRouter = createTRPCRouter({
     signal,
   }) {
     await readableChat(ctx.platform.db, ctx.principal, input.chatId);
-    const listeners = ctx.platform.pageListeners;
-    listeners.set(input.chatId, (listeners.get(input.chatId) ?? 0) + 1);
+    const { cluster } = ctx.platform;
+    await cluster.pageEntered(input.chatId);
     try {
       for await (const [payload] of on(ctx.platform.events, "turn", { signal })) {
         const { chatId, event } = payload as { chatId: string; event: TurnEvent };
         if (chatId === input.chatId) yield event;
       }
     } finally {
-      const left = (listeners.get(input.chatId) ?? 1) - 1;
-      if (left > 0) listeners.set(input.chatId, left);
-      else listeners.delete(input.chatId);
+      await cluster.pageLeft(input.chatId).catch(() => undefined);
     }
   }),
 });

@@ -12,6 +12,7 @@ import { sql as runVaultNames } from "./0008-run-vault-names";
 import { sql as vaultUsers } from "./0009-vault-users";
 import { sql as chatPins } from "./0011-chat-pins";
 import { sql as idempotencyKeys } from "./0012-idempotency-keys";
+import { sql as cluster } from "./0015-cluster";
 
 export const MIGRATIONS: readonly Migration[] = [
   { id: "0001-core", sql: core },
@@ -25,4 +26,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: "0009-vault-users", sql: vaultUsers },
   { id: "0011-chat-pins", sql: chatPins },
   { id: "0012-idempotency-keys", sql: idempotencyKeys },
+  { id: "0015-cluster", sql: cluster },
 ];

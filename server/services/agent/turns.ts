@@ -359,7 +359,7 @@ async function runProgramForTurn(
   signal.addEventListener("abort", onAbort, { once: true });
   try {
     let claimedByPage = false;
-    if (host === "browser" && (platform.pageListeners.get(chatId) ?? 0) > 0) {
+    if (host === "browser" && (await platform.cluster.pagePresent(chatId))) {
       emit(platform, chatId, { type: "run-request", turnId, runId: ticket.runId, attempt: ticket.attempt });
       claimedByPage = await waitFor(platform, ticket.runId, CLAIM_WAIT_MS, signal, async () => {
         const row = (
@@ -619,7 +619,7 @@ export async function stopTurn(ctx: ServiceContext, turnId: string): Promise<Tur
   requirePermission(ctx.principal, "sessions.write");
   const view = await getTurn(ctx, turnId);
   await ownedChat(ctx.platform.db, ctx.principal, view.chatId);
-  ctx.platform.activeTurns.get(turnId)?.abort();
+  ctx.platform.events.emit("turn-stop", { turnId });
   const running = await ctx.platform.db.query<{ id: string }>(
     "select id from code_runs where turn_id = $1 and status in ('Queued', 'Running', 'Waiting')",
     [turnId],
@@ -630,7 +630,6 @@ export async function stopTurn(ctx: ServiceContext, turnId: string): Promise<Tur
 
 /** Wires the agent to the platform's domain events (the composition root does this once per platform). */
 export function subscribeAgent(platform: Platform): void {
-  platform.events.on("run-settled", ({ runId }) => platform.track(reportRunIfLate(platform, runId)));
   platform.events.on("direct-call-settled", ({ chatId, keyId, summary, payload }) =>
     platform.track(postLateResult(platform, chatId, keyId, summary, payload)),
   );
@@ -644,7 +643,7 @@ export async function deleteChat(ctx: ServiceContext, chatId: string): Promise<{
     "select id from turns where chat_id = $1 and status = 'Running'",
     [chatId],
   );
-  for (const t of turns) ctx.platform.activeTurns.get(t.id)?.abort();
+  for (const t of turns) ctx.platform.events.emit("turn-stop", { turnId: t.id });
   // Marked reported first: a run cancelled here must not post its late result into the chat being deleted.
   const running = await ctx.platform.db.query<{ id: string }>(
     "update code_runs set reported = true where chat_id = $1 and status in ('Queued', 'Running', 'Waiting') returning id",
