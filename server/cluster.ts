@@ -35,8 +35,9 @@ export interface Cluster {
 
 export async function joinCluster(db: Db, events: EventBus, instanceId: string): Promise<Cluster> {
   const now = Date.now();
-  await db.query("insert into instances (id, started_at, lease_until) values ($1, $2, $3)", [
+  await db.query("insert into instances (id, pid, started_at, lease_until) values ($1, $2, $3, $4)", [
     instanceId,
+    process.pid,
     now,
     now + LEASE_MS,
   ]);
@@ -44,9 +45,9 @@ export async function joinCluster(db: Db, events: EventBus, instanceId: string):
   const heartbeat = setInterval(() => {
     const at = Date.now();
     db.query(
-      `insert into instances (id, started_at, lease_until) values ($1, $2, $3)
+      `insert into instances (id, pid, started_at, lease_until) values ($1, $2, $3, $4)
        on conflict (id) do update set lease_until = excluded.lease_until`,
-      [instanceId, at, at + LEASE_MS],
+      [instanceId, process.pid, at, at + LEASE_MS],
     )
       // Instances gone for an hour leave their rows (and page counts) behind: tidy them.
       .then(() => db.query("delete from instances where lease_until < $1", [at - 3_600_000]))

@@ -6,6 +6,7 @@ import "server-only";
 export const sql = `
 create table instances (
   id text primary key,
+  pid integer not null,
   started_at bigint not null,
   lease_until bigint not null
 );
