@@ -175,14 +175,14 @@ describe.skipIf(!!why)("many instances on one Postgres", () => {
 
   it("a policy set to deny on A is enforced on B at once", async () => {
     const conn = await emailConnectionId("a");
-    await api("a", "PATCH", `/v1/connections/${conn}/policies`, { send_email: "deny" });
+    await api("a", "PATCH", `/v1/connections/${conn}/policies`, { "send-email": "deny" });
     const chat = await newChat("b");
     const record = await api("b", "POST", `/v1/chats/${chat}/code-runs`, {
       code: `try { await apps.email.send_email({ to: "x@example.com", subject: "denied", body: "-" }); return "sent" } catch (e) { return e.name }`,
     });
     expect(record.result).toMatchObject({ _tag: "Completed", value: "AppCallDenied" });
     expect(await emailsWithSubject("denied")).toBe(0);
-    await api("a", "PATCH", `/v1/connections/${conn}/policies`, { send_email: null });
+    await api("a", "PATCH", `/v1/connections/${conn}/policies`, { "send-email": null });
   });
 
   it("a connection added on A is callable on B within 2 s", async () => {
