@@ -42,6 +42,11 @@ export interface Platform {
   activeRuns: Map<string, AbortController>;
   /** Turns in progress here, by turn id: aborting one stops the model; a `turn-stop` event does too. */
   activeTurns: Map<string, AbortController>;
+  /**
+   * True once `close` began: runs aborted then are handed over (left Running, taken over through replay
+   * by another instance, or by this one's next start), not finished as Cancelled.
+   */
+  closing: boolean;
   /** A model to use instead of the configured one (tests: the AI SDK's mock models). */
   modelOverride?: import("ai").LanguageModel;
   /** Record changes for live views and domain events for upper layers (server/events.ts). */
@@ -103,6 +108,7 @@ export async function createPlatform(options: CreatePlatformOptions = {}): Promi
       jobs: new Jobs({ db, instanceId, track: (work) => platform.track(work) }),
       activeRuns,
       activeTurns,
+      closing: false,
       events,
       track(work) {
         const tracked = work
@@ -123,6 +129,7 @@ export async function createPlatform(options: CreatePlatformOptions = {}): Promi
         timers.add(timer);
       },
       async close() {
+        platform.closing = true;
         for (const timer of timers) clearInterval(timer);
         platform.jobs.close();
         for (const c of activeRuns.values()) c.abort();

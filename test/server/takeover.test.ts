@@ -54,4 +54,19 @@ describe("takeover of a dead instance's run", () => {
     await t.platform.db.query("update code_runs set host_instance = $2 where id = $1", [runId, t.platform.instanceId]);
     expect((await sweepRuns(t.platform)).resumed).not.toContain(runId);
   });
+
+  it("a run on an instance that shuts down is handed over (left Running for a takeover), not cancelled", async () => {
+    const t = await startTestPlatform();
+    const caller = t.caller(t.admin);
+    const s = await caller.settings.get();
+    await caller.settings.update({ expectedVersion: s.version, codeMode: { enabled: true, timeoutMs: 60_000 } });
+    const chat = await caller.chats.create({});
+    const pending = caller.codeRuns.runOnServer({ chatId: chat.id, code: "while (true) {}" });
+    for (let i = 0; i < 600 && t.platform.activeRuns.size === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(t.platform.activeRuns.size).toBe(1);
+    const closed = t.close();
+    const record = await pending;
+    await closed;
+    expect(record.status).toBe("Running");
+  });
 });

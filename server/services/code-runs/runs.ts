@@ -260,6 +260,9 @@ export async function runTicketOnServer(
       onLog: (line) => ctx.platform.events.emit("run-log", { runId: ticket.runId, line }),
       signal: controller.signal,
     });
+    // This instance is shutting down: the run stays Running for another instance (or the next start)
+    // to take over through replay once this one's lease has ended.
+    if (controller.signal.aborted && ctx.platform.closing) return await getRun(ctx, ticket.runId);
     try {
       return await finishRun(ctx, ticket.runId, ticket.attempt, outcome);
     } catch (error) {
