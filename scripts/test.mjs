@@ -21,7 +21,8 @@ if (!e2eOnly) {
       "Note: OPENBOT_TEST_DATABASE_URL is not set, so the Postgres runs of the storage tests are skipped (.ci/run starts a Postgres and sets it).",
     );
   }
-  node(["node_modules/vitest/vitest.mjs", "run"]);
+  // The multi-instance tests start built servers: they run after the build below.
+  node(["node_modules/vitest/vitest.mjs", "run", "--exclude", "test/cluster/**"]);
   // The official MCP conformance suite against our client code (~1 min; fetches a Node 22 binary from the
   // npm registry on first use, see scripts/mcp-conformance.mjs).
   node(["scripts/mcp-conformance.mjs"]);
@@ -35,4 +36,5 @@ if (!chromium) {
   process.exit(1);
 }
 buildIfNeeded();
+if (!e2eOnly) node(["node_modules/vitest/vitest.mjs", "run", "test/cluster"]);
 node(["node_modules/@playwright/test/cli.js", "test"], { OPENBOT_CHROMIUM: chromium });

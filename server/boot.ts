@@ -7,7 +7,7 @@
 import "server-only";
 import path from "node:path";
 import { type CreatePlatformOptions, createPlatform, type Platform } from "./platform";
-import { subscribeAgent } from "./services/agent/late-results";
+import { reportRunIfLate, subscribeAgent } from "./services/agent/late-results";
 import { bootstrapAdmin } from "./services/auth";
 import { resumeRun } from "./services/code-runs/runs";
 import { sweepRuns } from "./services/code-runs/sweep";
@@ -18,6 +18,8 @@ export interface BootOptions extends CreatePlatformOptions {
   announce?: (token: string, file: string) => void;
   /** Sweep interval for runs whose host went away; 0 turns the sweeper off (tests call sweepRuns). Default 0. */
   sweepIntervalMs?: number;
+  /** How often this instance looks for due jobs besides being woken (server/jobs.ts). Default 1000. */
+  jobPollMs?: number;
 }
 
 export async function bootPlatform(options: BootOptions = {}): Promise<Platform & { createdAdminToken?: string }> {
@@ -28,9 +30,20 @@ export async function bootPlatform(options: BootOptions = {}): Promise<Platform 
     const { createdToken } = await bootstrapAdmin(platform.db, env.dataDir, env.OPENBOT_ADMIN_TOKEN);
     if (createdToken) options.announce?.(createdToken, path.join(env.dataDir, "admin-token"));
     subscribeAgent(platform);
-    platform.events.on("decision-decided", ({ runId }) => platform.track(resumeRun(platform, runId)));
-    platform.events.on("run-waiting", ({ runId }) => platform.track(resumeRun(platform, runId)));
-    if (options.sweepIntervalMs) platform.every(options.sweepIntervalMs, () => sweepRuns(platform));
+    // Work owed after an event is a durable job: taken by one instance, taken again if that one dies.
+    const { jobs } = platform;
+    jobs.handle("resume-run", (p) => resumeRun(platform, (p as { runId: string }).runId));
+    jobs.handle("report-late", (p) => reportRunIfLate(platform, (p as { runId: string }).runId));
+    const enqueue = (kind: string, runId: string, key: string) =>
+      platform.track(jobs.enqueue(kind, { runId }, { key }));
+    platform.events.on("decision-decided", ({ runId, decisionId }) =>
+      enqueue("resume-run", runId, `resume-run:${decisionId}`),
+    );
+    // An attempt ended waiting after its decisions were already taken: run it again (no key: each wait is new).
+    platform.events.on("run-waiting", ({ runId }) => platform.track(jobs.enqueue("resume-run", { runId })));
+    platform.events.on("run-settled", ({ runId }) => enqueue("report-late", runId, `report-late:${runId}`));
+    if (options.sweepIntervalMs) await jobs.every("sweep", options.sweepIntervalMs, () => sweepRuns(platform));
+    await jobs.start(options.jobPollMs ?? 1_000);
     return Object.assign(platform, { createdAdminToken: createdToken });
   } catch (error) {
     await platform.close().catch(() => undefined);
@@ -45,7 +58,7 @@ type GlobalWithPlatform = typeof globalThis & { [GLOBAL_KEY]?: Promise<Platform>
 export function getPlatform(): Promise<Platform> {
   const g = globalThis as GlobalWithPlatform;
   g[GLOBAL_KEY] ??= bootPlatform({
-    sweepIntervalMs: 15_000,
+    sweepIntervalMs: 5_000,
     announce: (token, file) => {
       process.stdout.write(
         `\nOpenBot created an admin token (shown once; also saved to ${file} with mode 0600):\n\n  ${token}\n\nSign in with it at the web page.\n\n`,

@@ -4,17 +4,20 @@
  * agent's subscriptions, the sweeper) and keeps the process's one platform on globalThis.
  */
 import "server-only";
+import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { CODE_MODE_RANGES, DEFAULT_CODE_MODE } from "@/contracts/settings";
 import { spawnNodeWorker } from "@/worker/node-port";
 import { SandboxSupervisor } from "@/worker/supervisor";
 import { ConnectionOAuth } from "./apps/oauth/manager";
 import { AppRegistry } from "./apps/registry";
+import { type Cluster, joinCluster } from "./cluster";
 import { decrypt, encrypt, type KeyRing } from "./crypto";
 import { type Db, openDb } from "./db/client";
 import { migrate } from "./db/migrate";
 import { type Env, readEnv } from "./env";
 import { EventBus } from "./events";
+import { Jobs } from "./jobs";
 import { loadKeyRing } from "./keys";
 import { logEvent, logFailure } from "./log";
 import { RunAdmission } from "./run-admission";
@@ -29,14 +32,26 @@ export interface Platform {
   runner: SandboxSupervisor;
   /** Caps server-side runs in total and per person; the rest queue (run-admission.ts). */
   admission: RunAdmission;
-  /** Server-side runs in progress or queued, by run id: aborting one cancels it. */
+  /** This process among the instances on the database (recorded as the host of the runs it runs). */
+  instanceId: string;
+  /** The instances as one system: this one's lease, shared events, page presence (server/cluster.ts). */
+  cluster: Cluster;
+  /** Durable background jobs, taken by one instance at a time (server/jobs.ts). */
+  jobs: Jobs;
+  /**
+   * Server-side runs this instance hosts (in progress or queued), by run id: aborting one cancels it.
+   * A `run-cancel` event from any instance aborts it here.
+   */
   activeRuns: Map<string, AbortController>;
-  /** Turns in progress, by turn id: aborting one stops the model and its programs. */
+  /** Turns in progress here, by turn id: aborting one stops the model; a `turn-stop` event does too. */
   activeTurns: Map<string, AbortController>;
   /** App calls in flight, by run id: when the run ends they are cancelled at the App (run-app-calls.ts). */
   runAppCalls: Map<string, Set<AbortController>>;
-  /** Pages subscribed to a chat's turns, by chat id: a program of that chat can run in a page's worker. */
-  pageListeners: Map<string, number>;
+  /**
+   * True once `close` began: runs aborted then are handed over (left Running, taken over through replay
+   * by another instance, or by this one's next start), not finished as Cancelled.
+   */
+  closing: boolean;
   /** A model to use instead of the configured one (tests: the AI SDK's mock models). */
   modelOverride?: import("ai").LanguageModel;
   /** Record changes for live views and domain events for upper layers (server/events.ts). */
@@ -84,9 +99,13 @@ export async function createPlatform(options: CreatePlatformOptions = {}): Promi
     });
     const activeRuns = new Map<string, AbortController>();
     const activeTurns = new Map<string, AbortController>();
-    const pageListeners = new Map<string, number>();
     const events = new EventBus();
     const background = new Set<Promise<unknown>>();
+    const instanceId = `inst_${randomUUID()}`;
+    const cluster = await joinCluster(db, events, instanceId);
+    events.on("run-cancel", ({ runId }) => activeRuns.get(runId)?.abort());
+    events.on("turn-stop", ({ turnId }) => activeTurns.get(turnId)?.abort());
+    events.on("connection-changed", ({ connectionId }) => platform.track(apps.reload(connectionId)));
     const timers = new Set<ReturnType<typeof setInterval>>();
     const platform: Platform = {
       env,
@@ -96,10 +115,13 @@ export async function createPlatform(options: CreatePlatformOptions = {}): Promi
       oauth,
       runner,
       admission: new RunAdmission(DEFAULT_CODE_MODE),
+      instanceId,
+      cluster,
+      jobs: new Jobs({ db, instanceId, track: (work) => platform.track(work) }),
       activeRuns,
       activeTurns,
       runAppCalls: new Map(),
-      pageListeners,
+      closing: false,
       events,
       track(work) {
         const tracked = work
@@ -120,10 +142,13 @@ export async function createPlatform(options: CreatePlatformOptions = {}): Promi
         timers.add(timer);
       },
       async close() {
+        platform.closing = true;
         for (const timer of timers) clearInterval(timer);
+        platform.jobs.close();
         for (const c of activeRuns.values()) c.abort();
         for (const c of activeTurns.values()) c.abort();
         await Promise.allSettled([...background]);
+        await cluster.close();
         runner.dispose();
         await apps.close();
         await db.close();

@@ -262,6 +262,46 @@ export class AppRegistry {
     return this.view(conn);
   }
 
+  /**
+   * Brings one connection in line with its row (another instance added, edited or removed it): a new
+   * row is connected, a gone row stopped, a changed transport reconnected; names, switches and policies
+   * apply at once. A connection already in line (this instance made the edit) is left as it is.
+   */
+  async reload(id: string): Promise<void> {
+    if (this.closed) return;
+    const row = (await this.options.db.query<ConnectionRow>("select * from connections where id = $1", [id]))[0];
+    const conn = this.conns.get(id);
+    if (!row) {
+      if (!conn) return;
+      this.conns.delete(id);
+      await conn.stop();
+      this.rebuild();
+      return;
+    }
+    const record = toRecord(row);
+    if (!conn) {
+      const made = this.make(record);
+      this.conns.set(id, made);
+      this.rebuild();
+      await made.start();
+      this.rebuild();
+      return;
+    }
+    const before = conn.record;
+    if (JSON.stringify(before.transport) !== JSON.stringify(record.transport)) {
+      this.conns.set(id, this.make(record));
+      await conn.stop();
+      this.rebuild();
+      if (record.enabled) await this.conns.get(id)?.start();
+      this.rebuild();
+      return;
+    }
+    conn.record = { ...before, name: record.name, enabled: record.enabled, policies: record.policies };
+    if (before.enabled && !record.enabled) await conn.stop();
+    if (!before.enabled && record.enabled) await conn.start();
+    this.rebuild();
+  }
+
   /** The stdio child's process id of a connection, if it has one (diagnostics and tests). */
   processId(id: string): number | null {
     return this.conns.get(id)?.pid() ?? null;

@@ -12,6 +12,13 @@ export interface Db {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
   /** Runs `fn` in one transaction; keep it short (PGlite serialises everything behind it). */
   transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
+  /**
+   * Calls `handler` with each NOTIFY payload on `channel` (every instance on this database hears it;
+   * PGlite: the one process). On Postgres a dedicated connection listens and reconnects after a loss.
+   */
+  listen(channel: string, handler: (payload: string) => void): Promise<void>;
+  /** Sends `payload` (at most ~7,900 bytes) to every listener of `channel`, this instance's included. */
+  notify(channel: string, payload: string): Promise<void>;
   close(): Promise<void>;
   /** Connections of this process's pool now (PGlite: its one connection; `waiting`: statements queued). */
   pool(): PoolState;
@@ -23,6 +30,11 @@ export interface PoolState {
   waiting: number;
   max: number;
 }
+
+const CHANNEL = /^[a-z_][a-z0-9_]{0,62}$/;
+const checkChannel = (channel: string) => {
+  if (!CHANNEL.test(channel)) throw new Error(`Bad channel name: ${channel}`);
+};
 
 export interface OpenDbOptions {
   /** postgres://… — when set, Postgres is used and `dataDir` is ignored. */
@@ -61,12 +73,22 @@ async function openPglite(dataDir: string | undefined): Promise<Db> {
     transaction: () => {
       throw new Error("nested transactions are not supported");
     },
+    listen: () => Promise.reject(new Error("listen inside a transaction is not supported")),
+    notify: () => Promise.reject(new Error("notify inside a transaction is not supported")),
     close: async () => undefined,
     pool,
   };
   return {
     kind: "pglite",
     query: (sql, params) => exclusive(() => direct.query(sql, params)),
+    async listen(channel, handler) {
+      checkChannel(channel);
+      await exclusive(() => pg.listen(channel, handler));
+    },
+    async notify(channel, payload) {
+      checkChannel(channel);
+      await exclusive(() => pg.query("select pg_notify($1, $2)", [channel, payload]));
+    },
     transaction: (fn) =>
       exclusive(() =>
         pg.transaction((tx) => fn({ ...direct, query: async (s, p = []) => (await tx.query(s, p)).rows as never })),
@@ -81,6 +103,7 @@ const POOL_MAX = 10;
 async function openPostgres(url: string): Promise<Db> {
   const pgModule = await import("pg");
   const Pool = pgModule.default?.Pool ?? (pgModule as unknown as { Pool: typeof import("pg").Pool }).Pool;
+  const Client = pgModule.default?.Client ?? (pgModule as unknown as { Client: typeof import("pg").Client }).Client;
   const pool = new Pool({ connectionString: url, max: POOL_MAX });
   // An idle connection the server closes (a Postgres restart, an admin's terminate) is an `error` on the
   // pool; without a listener it would be an uncaught exception. The pool drops that client and opens a new
@@ -93,6 +116,33 @@ async function openPostgres(url: string): Promise<Db> {
     waiting: pool.waitingCount,
     max: POOL_MAX,
   });
+  const listeners = new Map<string, Set<(payload: string) => void>>();
+  let listener: import("pg").Client | null = null;
+  let closed = false;
+  let connecting: Promise<void> | null = null;
+  // One connection LISTENs for the whole process; when it drops (a Postgres restart) it comes back and
+  // listens to every channel again. Notifications sent while it was gone are lost: readers of live
+  // events re-read the tables on reconnect (the rows are the truth, events only say where to look).
+  const connectListener = (): Promise<void> => {
+    connecting ??= (async () => {
+      const client = new Client({ connectionString: url });
+      client.on("error", (error: Error & { code?: string }) => {
+        logEvent("db_listener_lost", { code: error.code ?? null });
+        if (listener === client) listener = null;
+        client.end().catch(() => undefined);
+        if (!closed) setTimeout(() => void connectListener().catch(() => undefined), 500).unref();
+      });
+      client.on("notification", (n) => {
+        for (const handler of listeners.get(n.channel) ?? []) handler(n.payload ?? "");
+      });
+      await client.connect();
+      for (const channel of listeners.keys()) await client.query(`listen ${channel}`);
+      listener = client;
+    })().finally(() => {
+      connecting = null;
+    });
+    return connecting;
+  };
   const over =
     (client: { query: (sql: string, params?: unknown[]) => Promise<{ rows: unknown[] }> }): Db["query"] =>
     async <T>(sql: string, params: unknown[] = []) =>
@@ -110,6 +160,11 @@ async function openPostgres(url: string): Promise<Db> {
           transaction: () => {
             throw new Error("nested transactions are not supported");
           },
+          listen: () => Promise.reject(new Error("listen inside a transaction is not supported")),
+          notify: async (channel, payload) => {
+            checkChannel(channel);
+            await client.query("select pg_notify($1, $2)", [channel, payload]);
+          },
           close: async () => undefined,
           pool: poolState,
         };
@@ -123,7 +178,26 @@ async function openPostgres(url: string): Promise<Db> {
         client.release();
       }
     },
-    close: () => pool.end(),
     pool: poolState,
+    async listen(channel, handler) {
+      checkChannel(channel);
+      const known = listeners.get(channel);
+      if (known) {
+        known.add(handler);
+        return;
+      }
+      listeners.set(channel, new Set([handler]));
+      if (!listener) await connectListener();
+      await listener?.query(`listen ${channel}`);
+    },
+    async notify(channel, payload) {
+      checkChannel(channel);
+      await pool.query("select pg_notify($1, $2)", [channel, payload]);
+    },
+    async close() {
+      closed = true;
+      await listener?.end().catch(() => undefined);
+      await pool.end();
+    },
   };
 }

@@ -73,7 +73,8 @@ export async function checkCall(
   argsJson: string,
   call?: { runId: string; chatId: string; index: number },
 ): Promise<CallCheck> {
-  const verdict = checkAppCall(principal, entry, argsJson);
+  const policy = await storedPolicy(platform, entry);
+  const verdict = checkAppCall(principal, policy === entry.policy ? entry : { ...entry, policy }, argsJson);
   if (verdict.verdict === "deny") {
     const outcome: Extract<CallOutcome, { type: "error" }> = {
       type: "error",
@@ -109,6 +110,25 @@ export async function checkCall(
   }
   const reads = await runReads(platform, call.runId);
   return { verdict: "ask", capability, context: { taint, provenance: provenance(JSON.parse(argsJson), reads) } };
+}
+
+/**
+ * The tool's policy as stored now: an admin's edit on another instance binds this call at once, before
+ * that instance's notification has reloaded the connection here. A removed connection denies.
+ */
+async function storedPolicy(platform: Platform, entry: ToolEntry): Promise<ToolEntry["policy"]> {
+  const row = (
+    await platform.db.query<{ policies: string }>("select policies from connections where id = $1", [
+      entry.connectionId,
+    ])
+  )[0];
+  if (!row) return "deny";
+  try {
+    const stored = (JSON.parse(row.policies) as Record<string, unknown>)[entry.name];
+    return stored === "allow" || stored === "ask" || stored === "deny" ? stored : entry.defaultPolicy;
+  } catch {
+    return entry.policy;
+  }
 }
 
 export function failedOutcome(reason: string, message: string): CallOutcome {

@@ -35,23 +35,30 @@ export function listConnections(ctx: ServiceContext) {
 
 export async function addConnection(ctx: ServiceContext, input: AddConnectionInput) {
   requirePermission(ctx.principal, "platform.admin");
-  return adminCall(() => ctx.platform.apps.add({ name: input.name, transport: input.transport as never }));
+  const view = await adminCall(() => ctx.platform.apps.add({ name: input.name, transport: input.transport as never }));
+  ctx.platform.events.emit("connection-changed", { connectionId: view.id });
+  return view;
 }
 
 export async function updateConnection(ctx: ServiceContext, input: { id: string; patch: ConnectionPatch }) {
   requirePermission(ctx.principal, "platform.admin");
-  return adminCall(() => ctx.platform.apps.update(input.id, input.patch));
+  const view = await adminCall(() => ctx.platform.apps.update(input.id, input.patch));
+  ctx.platform.events.emit("connection-changed", { connectionId: input.id });
+  return view;
 }
 
 export async function removeConnection(ctx: ServiceContext, id: string) {
   requirePermission(ctx.principal, "platform.admin");
   await adminCall(() => ctx.platform.apps.remove(id));
+  ctx.platform.events.emit("connection-changed", { connectionId: id });
   return { ok: true as const };
 }
 
 export async function setPolicies(ctx: ServiceContext, input: { id: string; policies: PoliciesPatch }) {
   requirePermission(ctx.principal, "platform.admin");
-  return adminCall(() => ctx.platform.apps.setPolicies(input.id, input.policies));
+  const view = await adminCall(() => ctx.platform.apps.setPolicies(input.id, input.policies));
+  ctx.platform.events.emit("connection-changed", { connectionId: input.id });
+  return view;
 }
 
 /** TypeScript declarations of the bindings (openbot_code_api), filtered by word or connection. */

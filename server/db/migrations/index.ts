@@ -13,6 +13,7 @@ import { sql as vaultUsers } from "./0009-vault-users";
 import { sql as chatPins } from "./0011-chat-pins";
 import { sql as idempotencyKeys } from "./0012-idempotency-keys";
 import { sql as oauthCredentials } from "./0013-oauth-credentials";
+import { sql as cluster } from "./0015-cluster";
 import { sql as appProgress } from "./0016-app-progress";
 import { sql as grants } from "./0017-grants";
 
@@ -29,6 +30,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: "0011-chat-pins", sql: chatPins },
   { id: "0012-idempotency-keys", sql: idempotencyKeys },
   { id: "0013-oauth-credentials", sql: oauthCredentials },
+  { id: "0015-cluster", sql: cluster },
   { id: "0016-app-progress", sql: appProgress },
   { id: "0017-grants", sql: grants },
 ];

@@ -51,7 +51,6 @@ export async function reportRunIfLate(platform: Platform, runId: string): Promis
 
 /** Wires the agent to the platform's domain events (the composition root does this once per platform). */
 export function subscribeAgent(platform: Platform): void {
-  platform.events.on("run-settled", ({ runId }) => platform.track(reportRunIfLate(platform, runId)));
   platform.events.on("direct-call-settled", ({ chatId, keyId, summary, payload }) =>
     platform.track(postLateResult(platform, chatId, keyId, summary, payload)),
   );

@@ -122,7 +122,7 @@ async function runProgramForTurn(
   signal.addEventListener("abort", onAbort, { once: true });
   try {
     let claimedByPage = false;
-    if (host === "browser" && (platform.pageListeners.get(chatId) ?? 0) > 0) {
+    if (host === "browser" && (await platform.cluster.pagePresent(chatId))) {
       emitTurnEvent(platform, chatId, { type: "run-request", turnId, runId: ticket.runId, attempt: ticket.attempt });
       claimedByPage = await waitFor(platform, ticket.runId, CLAIM_WAIT_MS, signal, async () => {
         const row = (

@@ -1,6 +1,6 @@
 /**
  * The live events of a chat's turns: published by the loop, streamed to a page that reads the chat. While a page listens, the chat's programs
- * run in its worker (`platform.pageListeners` counts the listening pages per chat).
+ * run in its worker (page presence is shared by every instance: `platform.cluster`).
  */
 import "server-only";
 import { on } from "node:events";
@@ -20,16 +20,14 @@ export async function* turnEvents(
   signal: AbortSignal | undefined,
 ): AsyncGenerator<TurnEvent> {
   await readableChat(ctx.platform.db, ctx.principal, chatId);
-  const listeners = ctx.platform.pageListeners;
-  listeners.set(chatId, (listeners.get(chatId) ?? 0) + 1);
+  const { cluster } = ctx.platform;
+  await cluster.pageEntered(chatId);
   try {
     for await (const [payload] of on(ctx.platform.events, "turn", { signal })) {
       const { chatId: of, event } = payload as { chatId: string; event: TurnEvent };
       if (of === chatId) yield event;
     }
   } finally {
-    const left = (listeners.get(chatId) ?? 1) - 1;
-    if (left > 0) listeners.set(chatId, left);
-    else listeners.delete(chatId);
+    await cluster.pageLeft(chatId).catch(() => undefined);
   }
 }

@@ -118,7 +118,7 @@ export async function stopTurn(ctx: ServiceContext, turnId: string): Promise<Tur
   requirePermission(ctx.principal, "sessions.write");
   const view = await getTurn(ctx, turnId);
   await ownedChat(ctx.platform.db, ctx.principal, view.chatId);
-  ctx.platform.activeTurns.get(turnId)?.abort();
+  ctx.platform.events.emit("turn-stop", { turnId });
   const running = await ctx.platform.db.query<{ id: string }>(
     "select id from code_runs where turn_id = $1 and status in ('Queued', 'Running', 'Waiting')",
     [turnId],
@@ -135,7 +135,7 @@ export async function deleteChat(ctx: ServiceContext, chatId: string): Promise<{
     "select id from turns where chat_id = $1 and status = 'Running'",
     [chatId],
   );
-  for (const t of turns) ctx.platform.activeTurns.get(t.id)?.abort();
+  for (const t of turns) ctx.platform.events.emit("turn-stop", { turnId: t.id });
   // Marked reported first: a run cancelled here must not post its late result into the chat being deleted.
   const running = await ctx.platform.db.query<{ id: string }>(
     "update code_runs set reported = true where chat_id = $1 and status in ('Queued', 'Running', 'Waiting') returning id",

@@ -338,7 +338,11 @@ async function recordedStep(
   if (existing.outcome_enc)
     return answer(open<CallOutcome>(ctx, "code_run_calls", `${run.id}:${call.index}`, "outcome", existing.outcome_enc));
   if (existing.operation_id) {
+    // Sent by a host that died before recording the outcome: a read (a resource or prompt, or a tool a
+    // built-in App marks readOnlyHint) changes nothing, so it is sent again instead of failing the run.
     const entry = ctx.platform.apps.resolve(call.binding);
+    if (entry && (await lostRead(ctx, entry, existing.operation_id)))
+      return { type: "send", fresh: true, run, entry, argsJson };
     const source = JSON.parse(existing.source) as { connectionId: string; name: string };
     const same = entry && entry.connectionId === source.connectionId && entry.name === source.name ? entry : undefined;
     const next = mayUseApps ? await unknownStep(ctx, run, existing, same) : "stop";
@@ -371,6 +375,17 @@ async function recordedStep(
     return { type: "send", fresh: false, run, entry, argsJson };
   }
   return { type: "stop", reason: "Unavailable", message: `Call ${call.index} has no stored outcome.` };
+}
+
+async function lostRead(ctx: ServiceContext, entry: ToolEntry, operationId: string): Promise<boolean> {
+  const trusted = ctx.platform.apps.connection(entry.connectionId)?.builtin === true;
+  const readOnly =
+    entry.kind === "resource" || entry.kind === "prompt" || (trusted && entry.annotations?.readOnlyHint === true);
+  if (!readOnly) return false;
+  const op = await ctx.platform.db.query<{ status: string }>("select status from app_operations where id = $1", [
+    operationId,
+  ]);
+  return op[0]?.status === "Unknown";
 }
 
 /**

@@ -49,8 +49,8 @@ export async function startRun(
   const seed = randomInt(1, 2 ** 31 - 1);
   await db.query(
     `insert into code_runs (id, execution_id, chat_id, created_by, api_key_id, status, language, code_enc, reason_enc,
-       run_time, seed, limits, bindings, host, created_at, updated_at, turn_id, call_id, claimed_at, vault_names)
-     values ($1, $2, $3, $4, $14, 'Running', $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $15, $16, $17, $18)`,
+       run_time, seed, limits, bindings, host, created_at, updated_at, turn_id, call_id, claimed_at, vault_names, host_instance)
+     values ($1, $2, $3, $4, $14, 'Running', $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $15, $16, $17, $18, $19)`,
     [
       id,
       `exe_${randomUUID()}`,
@@ -70,6 +70,7 @@ export async function startRun(
       links.callId ?? null,
       links.turnId ? null : now,
       JSON.stringify(await vaultNames(ctx.platform, p)),
+      ctx.platform.instanceId,
     ],
   );
   await touchChat(db, chatId);
@@ -136,14 +137,16 @@ export async function resumeRun(
   const rows =
     from.status === "Waiting"
       ? await db.query<RunRow>(
-          `update code_runs set attempt = attempt + 1, status = 'Running', host = 'server', claimed_at = $2, updated_at = $2
+          `update code_runs set attempt = attempt + 1, status = 'Running', host = 'server', claimed_at = $2, updated_at = $2,
+             host_instance = $3
            where id = $1 and status = 'Waiting' returning *`,
-          [runId, Date.now()],
+          [runId, Date.now(), platform.instanceId],
         )
       : await db.query<RunRow>(
-          `update code_runs set attempt = attempt + 1, status = 'Running', host = 'server', claimed_at = $2, updated_at = $2
+          `update code_runs set attempt = attempt + 1, status = 'Running', host = 'server', claimed_at = $2, updated_at = $2,
+             host_instance = $4
            where id = $1 and status in ('Running', 'Queued') and attempt = $3 returning *`,
-          [runId, Date.now(), from.attempt],
+          [runId, Date.now(), from.attempt, platform.instanceId],
         );
   if (!rows[0]) return;
   platform.events.emit("run", { runId, chatId: rows[0].chat_id });
@@ -257,6 +260,9 @@ export async function runTicketOnServer(
       onLog: (line) => ctx.platform.events.emit("run-log", { runId: ticket.runId, line }),
       signal: controller.signal,
     });
+    // This instance is shutting down: the run stays Running for another instance (or the next start)
+    // to take over through replay once this one's lease has ended.
+    if (controller.signal.aborted && ctx.platform.closing) return await getRun(ctx, ticket.runId);
     try {
       return await finishRun(ctx, ticket.runId, ticket.attempt, outcome);
     } catch (error) {
@@ -284,8 +290,10 @@ export async function cancelRun(ctx: ServiceContext, runId: string): Promise<Cod
   await ownedChat(ctx.platform.db, principal, run.chat_id).catch(() => {
     throw new AppError("NOT_FOUND", "No such code run.");
   });
-  ctx.platform.activeRuns.get(runId)?.abort();
+  // The run is Cancelled in the record at once (whether or not its host is still alive); the instance
+  // hosting it hears `run-cancel` (through NOTIFY when it is another one) and stops the program.
   await failRun(ctx, runId, "Cancelled", "The program was stopped.", []);
+  ctx.platform.events.emit("run-cancel", { runId });
   logEvent("code_run_cancelled", { runId });
   return getRun(ctx, runId);
 }

@@ -6,15 +6,16 @@ import { failRun } from "./journal";
 import type { RunRow } from "./rows";
 import { resumeRun } from "./runs";
 
-/** How long a run may go without any sign of its host before the server takes it over. */
+/** How long a page-hosted run may go without any sign of its page before the server takes it over. */
 const STALE_GRACE_MS = 60_000;
 
 /**
  * Finishes what a dead host left behind, on start and then periodically. An App operation still
  * "Running" long past every call timeout was sent but never recorded: it becomes Unknown and is not
- * sent again. A run whose host went silent (the tab closed, the process died) is continued by the
- * server runner through replay (an Unknown write then waits for a person, unknown.ts). A waiting run whose
- * decision is gone ends as Interrupted. Reading a
+ * sent again. A server-hosted run whose instance's lease expired (cluster.ts), or a page-hosted run whose
+ * tab went silent, is continued by the server runner through replay (the attempt guard lets one
+ * instance win; an Unknown write then waits for a person, unknown.ts). A waiting run whose decision is
+ * gone ends as Interrupted. Reading a
  * run never does any of this.
  */
 export async function sweepRuns(
@@ -32,8 +33,22 @@ export async function sweepRuns(
   );
   const resumed: string[] = [];
   const interrupted: string[] = [];
+  // A server-hosted run whose instance's lease ended (that process died): its calls in flight will never
+  // be recorded by it, so they become Unknown now (never sent again blindly) and the run is taken over.
+  const orphaned = await db.query<RunRow>(
+    `select * from code_runs r where r.status in ('Running', 'Queued') and r.host = 'server'
+     and not exists (select 1 from instances i where i.id = r.host_instance and i.lease_until > $1)`,
+    [now],
+  );
+  for (const run of orphaned) {
+    if (platform.activeRuns.has(run.id)) continue;
+    await db.query("update app_operations set status = 'Unknown' where run_id = $1 and status = 'Running'", [run.id]);
+    resumed.push(run.id);
+    platform.track(resumeRun(platform, run.id, { status: "Running", attempt: run.attempt }));
+  }
+  // A page-hosted run whose page went silent (the tab closed) past every deadline.
   const stale = await db.query<RunRow>(
-    `select * from code_runs r where r.status in ('Running', 'Queued') and r.updated_at < $1
+    `select * from code_runs r where r.status in ('Running', 'Queued') and r.host <> 'server' and r.updated_at < $1
      and not exists (select 1 from app_operations o where o.run_id = r.id and o.status = 'Running')`,
     [now - STALE_GRACE_MS],
   );
