@@ -147,6 +147,10 @@ export async function createPlatform(options: CreatePlatformOptions = {}): Promi
         platform.jobs.close();
         for (const c of activeRuns.values()) c.abort();
         for (const c of activeTurns.values()) c.abort();
+        // Aborted server runs still answer their callers from the database (the run is left for a takeover):
+        // give them a moment to do so before the database closes.
+        for (let waited = 0; activeRuns.size > 0 && waited < 5_000; waited += 20)
+          await new Promise((resolve) => setTimeout(resolve, 20));
         await Promise.allSettled([...background]);
         await cluster.close();
         runner.dispose();

@@ -16,6 +16,9 @@
  * part is a function of `K`, an object of intrinsics the core saved before the program ran, and refers to
  * nothing else (no global names other than the non-writable `undefined`), so a part compiled after the
  * program changed globals or prototypes behaves exactly as if it had been compiled up front.
+ *
+ * Over 400 lines on purpose: it is the guest-side source compiled into every context, kept as one module so
+ * the core and its on-demand parts are reviewed together against the same saved intrinsics.
  */
 
 /** Settings the host hands to the prelude, as JSON. */

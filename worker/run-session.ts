@@ -7,6 +7,9 @@
  * stays pending while the program runs on; the attempt ends `waiting` only when nothing else can run
  * (a program that returns first completes). Nothing here throws out:
  * every failure becomes a `failed` outcome with one of the contract's reasons.
+ *
+ * Over 400 lines on purpose: one attempt's host side is one state machine (calls in flight, paused calls,
+ * replay, limits, the outcome) over one QuickJS context; split, each path through a call would cross files.
  */
 
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten-core";

@@ -10,6 +10,9 @@
  * handler) the worker is terminated, the run fails `Timeout` and a fresh worker replaces it.
  * Cancel asks the worker first and terminates it if it does not finish within the grace. A worker error,
  * or a worker whose "ready" reports that the engine could not load, fails its run `Unavailable` at once. Runtime-neutral; `run` never rejects.
+ *
+ * Over 400 lines on purpose: the pool (workers, queue, warm-up, retirement) and each run's watchdog share one
+ * worker table; the worker's side is worker-host.ts.
  */
 import type { CallRequest, EngineLimits, HostCallAnswer, LogLine, RunInput } from "../contracts/engine";
 import { type CallAnswer, type FromWorker, isFromWorker, type ToWorker } from "../contracts/worker-protocol";

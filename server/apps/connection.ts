@@ -9,6 +9,10 @@
  * question goes to the call that asked it: on 2026-07-28 it comes back as that call's `input_required`
  * result (see `mrtr.ts`); on older revisions as `elicitation/create`, to the call the transport names,
  * else the only call in flight.
+ *
+ * Over 400 lines on purpose: one connection's lifecycle (connect, lists, reconnect, calls with their
+ * deadlines, questions routed to the call that asked) shares its generation counter and in-flight map;
+ * sending and result shaping are in calls.ts.
  */
 import "server-only";
 import { randomUUID } from "node:crypto";

@@ -151,7 +151,8 @@ describe("what a page reports at the end of a run", () => {
     } finally {
       db.query = original;
     }
-    expect(queries).toBeLessThan(15);
+    // A constant number of statements (reading the record back takes several), never one per entry.
+    expect(queries).toBeLessThan(order.length);
     const rows = await db.query<{ idx: number; completed_seq: number }>(
       "select idx, completed_seq from code_run_calls where run_id = $1 order by completed_seq",
       [runId],

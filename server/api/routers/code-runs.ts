@@ -3,7 +3,7 @@ import { z } from "zod";
 import { appCallInput, finishRunInput, idField, startRunInput } from "@/contracts/code-run";
 import { reconcileCallInput } from "@/contracts/reconcile";
 import { handleCall } from "../../services/code-runs/calls";
-import { finishRun } from "../../services/code-runs/journal";
+import { finishRun } from "../../services/code-runs/endings";
 import { reconcileCall } from "../../services/code-runs/reconcile";
 import { getRun, listRuns } from "../../services/code-runs/records";
 import { cancelRun, claimForPage, runOnServer, startRun } from "../../services/code-runs/runs";

@@ -1,49 +1,21 @@
 /**
- * The journal: a run's calls and the end of its attempts, and nothing else. `decideCall` says what a
- * nested call gets (an answer from the record, a send, a pause, or a stop) from the record alone; it never
- * calls an App, asks a person or starts a model turn. Subscribers of the events it emits do that.
+ * The journal: a run's calls, and nothing else. `decideCall` says what a nested call gets (an answer from
+ * the record, a send, a pause, or a stop) from the record alone; it never calls an App, asks a person or
+ * starts a model turn. How an attempt ends (finish, fail, withdraw) is endings.ts.
  */
 import "server-only";
-import type { CodeRunRecord, CodeRunResult, CodeRunStatus, RunTicket } from "@/contracts/code-run";
-import type {
-  CallOutcome,
-  CallRequest,
-  EngineLimits,
-  FailureReason,
-  RecordedCall,
-  RunOutcome,
-} from "@/contracts/engine";
-import { CANONICAL_MAX_DEPTH, canonicalJson, utf8Length } from "@/worker/canonical-json";
+import type { RunTicket } from "@/contracts/code-run";
+import type { CallOutcome, CallRequest, FailureReason, RecordedCall } from "@/contracts/engine";
+import { CANONICAL_MAX_DEPTH, canonicalJson } from "@/worker/canonical-json";
 import { discoveryOutcome, isDiscoveryBinding } from "../../apps/discovery";
 import type { ToolEntry } from "../../apps/registry";
 import { sha256 } from "../../crypto";
-import { logOutcome } from "../../log";
-import type { Platform } from "../../platform";
 import { failedOutcome } from "../app-calls";
 import type { ServiceContext } from "../context";
-import { decisionStatus, withdrawDecisions } from "../decisions";
-import { AppError } from "../errors";
-import { cancelRunCalls } from "../run-app-calls";
-import { getRun } from "./records";
+import { decisionStatus } from "../decisions";
+import { failRun } from "./endings";
 import { type CallRow, open, type RunRow, runForHost, seal } from "./rows";
 import { unknownStep } from "./unknown";
-
-const SAFE_MESSAGES: Record<FailureReason, string> = {
-  Error: "The program threw an error it did not catch.",
-  Timeout: "The program used all of its time.",
-  Memory: "The program used all of its memory.",
-  OutputTooLarge: "The program returned more data than outputBytes allows.",
-  ReplayMismatch: "The program made a different call than in its earlier run.",
-  Cancelled: "The program was stopped.",
-  Unavailable: "OpenBot could not run or store the program, or Code Mode is off.",
-  Interrupted: "The program's caller or a stored step is gone.",
-};
-
-const WITHDRAWN_MESSAGE = {
-  Completed: "The program returned before this call was decided; it was not sent.",
-  Failed: "The program failed before this call was decided; it was not sent.",
-  Cancelled: "The program was stopped before this call was decided; it was not sent.",
-};
 
 /** The recorded outcomes of a run and the order they completed in: what a re-run replays. */
 export async function replayLog(ctx: ServiceContext, runId: string): Promise<RunTicket["input"]["replay"]> {
@@ -85,142 +57,6 @@ export async function recordOutcome(
   );
   ctx.platform.events.emit("run", { runId });
   return outcome;
-}
-
-/** Stores the end of an attempt as its host reports it. */
-export async function finishRun(
-  ctx: ServiceContext,
-  runId: string,
-  attempt: number,
-  outcome: RunOutcome & { completionOrder?: number[] },
-): Promise<CodeRunRecord> {
-  const { run } = await runForHost(ctx, runId, attempt);
-  await checkOutcomeBounds(ctx, run, outcome);
-  if (outcome.completionOrder?.length) await storeCompletionOrder(ctx, runId, outcome.completionOrder);
-  if (run.status !== "Running") return getRun(ctx, runId);
-  if (outcome.status === "completed") {
-    const limits = JSON.parse(run.limits) as EngineLimits;
-    if (new TextEncoder().encode(outcome.valueJson).length > limits.outputBytes) {
-      await failRun(
-        ctx,
-        runId,
-        "OutputTooLarge",
-        `The value is larger than outputBytes (${limits.outputBytes}).`,
-        outcome.logs,
-      );
-    } else {
-      const value: unknown =
-        outcome.valueJson === undefined || outcome.valueJson === "" ? null : JSON.parse(outcome.valueJson);
-      const result: CodeRunResult = { _tag: "Completed", value, logs: outcome.logs, output: outcome.output };
-      const ended = await ctx.platform.db.query(
-        "update code_runs set status = 'Completed', result_enc = $1, updated_at = $2 where id = $3 and status = 'Running' returning id",
-        [seal(ctx, "code_runs", runId, "result", result), Date.now(), runId],
-      );
-      if (ended.length) await withdrawWaiting(ctx, runId, WITHDRAWN_MESSAGE.Completed);
-      cancelRunCalls(ctx.platform, runId);
-      reportLater(ctx.platform, runId);
-    }
-  } else if (outcome.status === "failed") {
-    await failRun(ctx, runId, outcome.reason, outcome.message, outcome.logs);
-  } else {
-    const waiting = await ctx.platform.db.query(
-      "update code_runs set status = 'Waiting', updated_at = $1 where id = $2 and status = 'Running' returning id",
-      [Date.now(), runId],
-    );
-    // Its decisions may all have been taken while the program still ran: subscribers re-run it then.
-    if (waiting.length) ctx.platform.events.emit("run-waiting", { runId });
-  }
-  ctx.platform.events.emit("run", { runId });
-  return getRun(ctx, runId);
-}
-
-/** A run ended: subscribers (the agent posts it into the chat when its turn moved on) take it from here. */
-function reportLater(platform: Platform, runId: string): void {
-  platform.events.emit("run-settled", { runId });
-}
-
-/** Room for the engine's "[log output truncated …]" line beyond outputBytes. */
-const LOG_NOTE_BYTES = 256;
-
-/**
- * What a host reports can be no bigger than what this run can have: no more completions than its
- * calls, logs and output within its own outputBytes (each line or item counts at least one byte, as the
- * engine counts them). A host that sends more is refused before anything is stored.
- */
-async function checkOutcomeBounds(
-  ctx: ServiceContext,
-  run: RunRow,
-  outcome: RunOutcome & { completionOrder?: number[] },
-): Promise<void> {
-  const { outputBytes } = JSON.parse(run.limits) as EngineLimits;
-  const refuse = (field: string, message: string): never => {
-    throw new AppError("BAD_REQUEST", `outcome.${field}: ${message}`, {
-      fields: [{ field: `outcome.${field}`, message }],
-    });
-  };
-  const order = outcome.completionOrder ?? [];
-  if (order.length > 0) {
-    const [row] = await ctx.platform.db.query<{ n: string | number }>(
-      "select count(*) as n from code_run_calls where run_id = $1",
-      [run.id],
-    );
-    const calls = Number(row?.n ?? 0);
-    if (order.length > calls) refuse("completionOrder", `has ${order.length} entries, but the run made ${calls} calls`);
-  }
-  if (outcome.logs.length > outputBytes + 1)
-    refuse("logs", `has ${outcome.logs.length} lines, more than outputBytes (${outputBytes}) allows`);
-  let logBytes = 0;
-  for (const line of outcome.logs) logBytes += Math.max(1, utf8Length(line.text));
-  if (logBytes > outputBytes + LOG_NOTE_BYTES)
-    refuse("logs", `hold ${logBytes} bytes, more than outputBytes (${outputBytes}) allows`);
-  if (outcome.output.length > outputBytes)
-    refuse("output", `has ${outcome.output.length} items, more than outputBytes (${outputBytes}) allows`);
-  let outBytes = 0;
-  for (const item of outcome.output) {
-    outBytes += Math.max(
-      1,
-      utf8Length(item.type === "text" ? item.text : (JSON.stringify(item.value ?? null) ?? "null")),
-    );
-    if (outBytes > outputBytes) refuse("output", `holds more than outputBytes (${outputBytes}) allows`);
-  }
-}
-
-/**
- * The order in which outcomes reached the program (the engine reports it) replaces the order the
- * server stored them in: answers crossing a network can arrive in another order than they were stored.
- * One statement, whatever the length (PGlite serialises every query, so one per entry stalls everyone).
- */
-async function storeCompletionOrder(ctx: ServiceContext, runId: string, order: number[]): Promise<void> {
-  const indexes = [...new Set(order)];
-  const seqs = indexes.map((_, i) => i + 1);
-  await ctx.platform.db.query(
-    `update code_run_calls c set completed_seq = o.seq
-     from unnest($2::int[], $3::int[]) as o(idx, seq)
-     where c.run_id = $1 and c.idx = o.idx and c.outcome_enc is not null`,
-    [runId, indexes, seqs],
-  );
-}
-
-/** Ends a run as Failed. The message stays in the (encrypted) record; the log gets only the error id and reason. */
-export async function failRun(
-  ctx: ServiceContext,
-  runId: string,
-  reason: FailureReason,
-  message: string,
-  logs: RunOutcome["logs"],
-): Promise<void> {
-  const errorId = logOutcome("code_run_failed", reason, { runId });
-  ctx.platform.events.emit("run", { runId });
-  const status: CodeRunStatus = reason === "Cancelled" ? "Cancelled" : "Failed";
-  const result: CodeRunResult = { _tag: "Failed", reason, errorId, message: message || SAFE_MESSAGES[reason], logs };
-  await ctx.platform.db.query(
-    `update code_runs set status = $1, failure_reason = $2, error_id = $3, result_enc = $4, updated_at = $5
-     where id = $6 and status in ('Queued', 'Running', 'Waiting')`,
-    [status, reason, errorId, seal(ctx, "code_runs", runId, "result", result), Date.now(), runId],
-  );
-  await withdrawWaiting(ctx, runId, status === "Cancelled" ? WITHDRAWN_MESSAGE.Cancelled : WITHDRAWN_MESSAGE.Failed);
-  cancelRunCalls(ctx.platform, runId);
-  reportLater(ctx.platform, runId);
 }
 
 /**
@@ -404,21 +240,6 @@ export async function awaitDecision(
     index,
   ]);
   ctx.platform.events.emit("run", { runId: run.id, chatId: run.chat_id });
-}
-
-/**
- * The run ended while calls still waited for a decision: their requests are withdrawn and each call is
- * recorded as Withdrawn (never sent).
- */
-async function withdrawWaiting(ctx: ServiceContext, runId: string, message: string): Promise<void> {
-  const indexes = await withdrawDecisions(ctx.platform.db, runId);
-  if (indexes.length === 0) return;
-  await ctx.platform.db.query(
-    `update code_run_calls set rejection = $3 where run_id = $1 and idx = any($2::int[])
-     and outcome_enc is null and operation_id is null`,
-    [runId, indexes, JSON.stringify({ name: "Withdrawn", message })],
-  );
-  ctx.platform.events.emit("run", { runId });
 }
 
 /**

@@ -18,7 +18,8 @@ import { readSettings } from "../settings";
 import { transpileTypeScript } from "../transpile";
 import { vaultNames } from "../vault";
 import { handleCall } from "./calls";
-import { failRun, finishRun, replayLog } from "./journal";
+import { failRun, finishRun } from "./endings";
+import { replayLog } from "./journal";
 import { getRun } from "./records";
 import { loadRun, open, type RunRow, runForHost, seal } from "./rows";
 

@@ -2,7 +2,7 @@
 import "server-only";
 import type { EngineLimits } from "@/contracts/engine";
 import type { Platform } from "../../platform";
-import { failRun } from "./journal";
+import { failRun } from "./endings";
 import type { RunRow } from "./rows";
 import { resumeRun } from "./runs";
 
