@@ -9,7 +9,7 @@
  */
 import "server-only";
 import type { BuiltinHost } from "./builtin/host";
-import { AppConnection, type Operation } from "./connection";
+import { AppConnection, type ConnectionDeps, type Operation } from "./connection";
 import { defaultsOf } from "./elicitation";
 import { isAppCallError } from "./errors";
 
@@ -26,10 +26,16 @@ const NO_BUILTIN: BuiltinHost = {
   close: async () => undefined,
 };
 
-/** Runs one non-auth scenario against `serverUrl`; rejects when the connection cannot be made. */
-export async function runScenario(serverUrl: string, scenario: string, context: ConformanceContext): Promise<void> {
-  const log = (line: string) => process.stderr.write(`[${scenario}] ${line}\n`);
-  const conn = new AppConnection(
+/**
+ * The connection the conformance client drives: OpenBot's own `AppConnection` to the suite's server over
+ * http, without retries (a scenario is one attempt), with `onInput` answering an App's question and
+ * `authorize` for the auth scenarios (oauth/conformance.ts).
+ */
+export function conformanceConnection(
+  serverUrl: string,
+  deps: Pick<ConnectionDeps, "onInput" | "authorize">,
+): AppConnection {
+  return new AppConnection(
     {
       id: "conn_conformance",
       name: "conformance",
@@ -48,16 +54,24 @@ export async function runScenario(serverUrl: string, scenario: string, context: 
       retryMinMs: 60_000,
       retryMaxMs: 60_000,
       onChange: () => undefined,
-      onInput: (input) => {
-        const content = defaultsOf(input.requestedSchema);
-        log(`input asked (${input.message.slice(0, 80)}): answering with the schema's defaults`);
-        input.answer({ action: "accept", content }).catch((e: unknown) => {
-          log(`the defaults do not answer it (${String(e)}): declining`);
-          if (input.state === "pending") input.answer({ action: "decline" }).catch(() => undefined);
-        });
-      },
+      ...deps,
     },
   );
+}
+
+/** Runs one non-auth scenario against `serverUrl`; rejects when the connection cannot be made. */
+export async function runScenario(serverUrl: string, scenario: string, context: ConformanceContext): Promise<void> {
+  const log = (line: string) => process.stderr.write(`[${scenario}] ${line}\n`);
+  const conn = conformanceConnection(serverUrl, {
+    onInput: (input) => {
+      const content = defaultsOf(input.requestedSchema);
+      log(`input asked (${input.message.slice(0, 80)}): answering with the schema's defaults`);
+      input.answer({ action: "accept", content }).catch((e: unknown) => {
+        log(`the defaults do not answer it (${String(e)}): declining`);
+        if (input.state === "pending") input.answer({ action: "decline" }).catch(() => undefined);
+      });
+    },
+  });
   try {
     await conn.start();
     if (conn.status !== "connected") throw new Error(`connecting failed: ${conn.error ?? conn.status}`);

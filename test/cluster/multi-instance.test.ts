@@ -178,9 +178,10 @@ describe.skipIf(!!why)("many instances on one Postgres", () => {
     await api("a", "PATCH", `/v1/connections/${conn}/policies`, { "send-email": "deny" });
     const chat = await newChat("b");
     const record = await api("b", "POST", `/v1/chats/${chat}/code-runs`, {
-      code: `try { await apps.email.send_email({ to: "x@example.com", subject: "denied", body: "-" }); return "sent" } catch (e) { return e.name }`,
+      code: `if (typeof apps.email.send_email !== "function") return "absent"; await apps.email.send_email({ to: "x@example.com", subject: "denied", body: "-" }); return "sent"`,
     });
-    expect(record.result).toMatchObject({ _tag: "Completed", value: "AppCallDenied" });
+    // A denied tool is absent from B's catalog at once (and a call by its name would be refused as unknown).
+    expect(record.result).toMatchObject({ _tag: "Completed", value: "absent" });
     expect(await emailsWithSubject("denied")).toBe(0);
     await api("a", "PATCH", `/v1/connections/${conn}/policies`, { "send-email": null });
   });

@@ -46,23 +46,20 @@ return r.content[0].text`,
   await expect(card.getByTestId("run-calls")).toContainText("apps.everything.echo");
 });
 
-test("deny: the program's call throws AppCallDenied and nothing is sent", async ({ page }) => {
+test("deny: the tool is gone from the program's apps and nothing is sent", async ({ page }) => {
   await signIn(page);
   await page.getByRole("link", { name: "Admin · Apps" }).click();
   const app = page.getByRole("region", { name: "App Everything" });
   await app.getByLabel("Policy of everything.echo").selectOption("deny");
   await expect(app.getByLabel("Policy of everything.echo")).toHaveValue("deny");
+  // A denied tool is absent everywhere (apps, declarations, discovery); a program cannot even name it.
   const card = await runProgram(
     page,
-    `try {
-  await apps.everything.echo({ message: "x" })
-  return "sent"
-} catch (error) {
-  return error.name
-}`,
+    `const found = await apps.$search("echo", { limit: 50 })
+return [typeof apps.everything.echo, found.results.some((r) => r.binding === "everything.echo")].join(" ")`,
   );
-  await expect(card.getByTestId("run-value")).toContainText("AppCallDenied");
-  await expect(card.getByTestId("run-calls")).toContainText("AppCallDenied");
+  await expect(card.getByTestId("run-value")).toContainText("undefined false");
+  await expect(card.getByTestId("run-calls")).not.toContainText("apps.everything.echo");
 });
 
 test("Admin → API keys: add a person, create a key shown once, and it works", async ({ page, request }) => {

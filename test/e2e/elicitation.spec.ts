@@ -41,6 +41,13 @@ async function connection(
   expect(
     (await request.patch(`/v1/connections/${found!.id}/policies`, { headers: admin, data: policies })).status(),
   ).toBe(200);
+  // These tests are about questions, not taint: the admin trusts this App (an http App is untrusted by default,
+  // which would make every write after a read ask for a decision).
+  expect(
+    (
+      await request.patch(`/v1/connections/${found!.id}`, { headers: admin, data: { untrustedContent: false } })
+    ).status(),
+  ).toBe(200);
   return found!.id;
 }
 

@@ -7,8 +7,7 @@
  */
 import "server-only";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { BuiltinHost } from "../builtin/host";
-import { AppConnection } from "../connection";
+import { conformanceConnection } from "../conformance";
 import { authorizedFetch, followRedirect } from "./fetch";
 import { memoryStore, OAuthSession } from "./session";
 
@@ -16,13 +15,6 @@ import { memoryStore, OAuthSession } from "./session";
 const REDIRECT_URL = "http://localhost:3000/callback";
 /** The suite's fixed Client ID Metadata Document URL (its server accepts it without fetching it). */
 const SUITE_CIMD_URL = "https://conformance-test.local/client-metadata.json";
-
-const NO_BUILTIN: BuiltinHost = {
-  connect: () => {
-    throw new Error("the conformance client has no built-in apps");
-  },
-  close: async () => undefined,
-};
 
 /**
  * Wraps fetch for one scenario. The protocol client that runs over it may differ (the 2026-07-28
@@ -71,29 +63,10 @@ export async function runAuthScenario(
  * tools and calls the scenario's tool.
  */
 async function viaTransport(serverUrl: string, authorize: (base: FetchLike) => FetchLike): Promise<void> {
-  const conn = new AppConnection(
-    {
-      id: "conn_conformance",
-      name: "conformance",
-      transport: { type: "http", url: serverUrl },
-      enabled: true,
-      policies: {},
-      builtin: null,
-      untrustedContent: null,
-      createdAt: Date.now(),
-    },
-    {
-      dataDir: process.cwd(),
-      builtin: NO_BUILTIN,
-      connectTimeoutMs: 20_000,
-      inputTimeoutMs: 10_000,
-      retryMinMs: 60_000,
-      retryMaxMs: 60_000,
-      onChange: () => undefined,
-      onInput: (input) => void input.answer({ action: "decline" }).catch(() => undefined),
-      authorize,
-    },
-  );
+  const conn = conformanceConnection(serverUrl, {
+    onInput: (input) => void input.answer({ action: "decline" }).catch(() => undefined),
+    authorize,
+  });
   try {
     await conn.start();
     if (conn.status !== "connected") throw new Error(`connecting failed: ${conn.error ?? conn.status}`);
