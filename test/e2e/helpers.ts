@@ -42,19 +42,22 @@ export interface BuiltServer {
   /** What the server printed so far (stdout and stderr). */
   log(): string;
   stop(): Promise<void>;
+  /** Kills the process at once (`kill -9`): nothing it had in flight is finished or stored. */
+  kill(): Promise<void>;
 }
 
 /**
  * Starts another built server (`scripts/server.mjs`, as `npm start` does) on `port` with a fresh data dir
  * and extra environment, and waits until `/v1/health` answers. For specs that need their own settings or
- * must read the server's log.
+ * must read the server's log. `keepData`: start on the data dir as it is (a restart).
  */
 export async function startBuiltServer(options: {
   port: number;
   dataDir: string;
   env?: Record<string, string>;
+  keepData?: boolean;
 }): Promise<BuiltServer> {
-  rmSync(options.dataDir, { recursive: true, force: true });
+  if (!options.keepData) rmSync(options.dataDir, { recursive: true, force: true });
   const child = spawn(process.execPath, ["scripts/server.mjs"], {
     env: {
       ...process.env,
@@ -86,5 +89,11 @@ export async function startBuiltServer(options: {
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
-  return { log: () => log, stop };
+  const kill = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGKILL");
+    await exited;
+  };
+  return { log: () => log, stop, kill };
 }
