@@ -3,7 +3,7 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { build } from "esbuild";
-import { root } from "./run-ts.mjs";
+import { NODE_BUNDLE, root } from "./run-ts.mjs";
 
 /** Bundles the scenario runner (`auth`: the OAuth one) into `out`. */
 export async function bundleConformance(out, auth) {
@@ -20,13 +20,6 @@ run(url, scenario, context).then(() => process.exit(0), (e) => { console.error(e
       loader: "ts",
     },
     outfile: out,
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    packages: "external",
-    alias: { "@": root },
-    absWorkingDir: root,
-    logLevel: "warning",
+    ...NODE_BUNDLE,
   });
 }

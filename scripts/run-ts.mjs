@@ -7,20 +7,25 @@ import { build } from "esbuild";
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
+/** How every TypeScript entry of this repo is bundled for plain Node (packages external, `@/` the root). */
+export const NODE_BUNDLE = {
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  packages: "external",
+  alias: { "@": root },
+  absWorkingDir: root,
+  logLevel: "warning",
+};
+
 /** Bundles `entry` (relative to the repo) to `dist/<outName>` and runs it with `args`; returns its exit status. */
 export async function runTs(entry, outName, args, { cwd = process.cwd(), timeout } = {}) {
   const out = path.join(root, "dist", outName);
   await build({
     entryPoints: [path.join(root, entry)],
     outfile: out,
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    packages: "external",
-    alias: { "@": root },
-    absWorkingDir: root,
-    logLevel: "warning",
+    ...NODE_BUNDLE,
   });
   // Server modules import `server-only`, which resolves to an empty module under the react-server condition.
   const r = spawnSync(process.execPath, ["--conditions=react-server", out, ...args], {

@@ -189,12 +189,11 @@ export async function recordGrantUse(platform: Platform, grantId: string, runId:
  */
 export async function listGrants(ctx: ServiceContext, input: ListGrantsInput = {}): Promise<GrantView[]> {
   const p = requirePermission(ctx.principal, "apps.use");
-  const parsed = { data: input };
   const where: string[] = [];
   const params: unknown[] = [];
-  if (parsed.data.chatId) where.push(`g.chat_id = $${params.push(parsed.data.chatId)}`);
-  if (parsed.data.runId) where.push(`g.run_id = $${params.push(parsed.data.runId)}`);
-  if (!parsed.data.all)
+  if (input.chatId) where.push(`g.chat_id = $${params.push(input.chatId)}`);
+  if (input.runId) where.push(`g.run_id = $${params.push(input.runId)}`);
+  if (!input.all)
     where.push(`g.revoked_at is null and (g.expires_at is null or g.expires_at > $${params.push(Date.now())})`);
   if (!isAdmin(p)) {
     const me = params.push(p.userId);
@@ -212,9 +211,8 @@ export async function listGrants(ctx: ServiceContext, input: ListGrantsInput = {
 /** Revokes a grant: its creator or an admin; anyone else gets NOT_FOUND. Revoking twice changes nothing. */
 export async function revokeGrant(ctx: ServiceContext, input: GrantIdInput): Promise<GrantView> {
   const p = requirePermission(ctx.principal, "apps.use");
-  const parsed = { data: input };
   const { db } = ctx.platform;
-  const row = (await db.query<GrantRow>(`${SELECT} where g.id = $1`, [parsed.data.id]))[0];
+  const row = (await db.query<GrantRow>(`${SELECT} where g.id = $1`, [input.id]))[0];
   if (!row || (!isAdmin(p) && row.created_by !== p.userId)) throw new AppError("NOT_FOUND", "No such grant.");
   await db.query("update grants set revoked_by = $1, revoked_at = $2 where id = $3 and revoked_at is null", [
     p.userId,

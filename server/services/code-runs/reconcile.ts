@@ -38,13 +38,12 @@ export async function reconcileCall(
   input: ReconcileInput,
 ): Promise<CodeRunRecord> {
   const p = requirePermission(ctx.principal, "apps.use");
-  const parsed = { data: input };
   const run = await loadRun(ctx, runId);
   await ownedChat(ctx.platform.db, p, run.chat_id).catch((error: unknown) => {
     throw isAppError(error) && error.code === "FORBIDDEN" ? error : new AppError("NOT_FOUND", "No such code run.");
   });
   const { db } = ctx.platform;
-  const next = parsed.data.action === "done" ? "done" : "send";
+  const next = input.action === "done" ? "done" : "send";
   const claimed = await db.query<CallRow>(
     `update code_run_calls set unknown_state = $1, unknown_by = $2, unknown_at = $3
      where run_id = $4 and idx = $5 and unknown_state = 'pending' and outcome_enc is null returning *`,
@@ -63,8 +62,8 @@ export async function reconcileCall(
       },
     );
   }
-  if (parsed.data.action === "done") {
-    const result = parsed.data.result?.trim();
+  if (input.action === "done") {
+    const result = input.result?.trim();
     await recordOutcome(ctx, runId, index, markedDoneOutcome(result || undefined), null);
   }
   ctx.platform.events.emit("run", { runId, chatId: run.chat_id });
