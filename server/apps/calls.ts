@@ -6,10 +6,12 @@
 import "server-only";
 import type { CallToolResult, Client, ElicitRequest, ElicitResult } from "@modelcontextprotocol/client";
 import { AppCallError, type AppCallResult } from "./errors";
+import { TASKS_META } from "./tasks";
 import { CALL_META } from "./transports";
 
 export type Operation =
-  | { kind: "tool"; name: string; args: Record<string, unknown> }
+  /** `tasks`: the App may answer with a task (2026-07-28 Tasks extension, see tasks.ts). */
+  | { kind: "tool"; name: string; args: Record<string, unknown>; tasks?: boolean }
   | { kind: "resource"; uri: string }
   | { kind: "prompt"; name: string; args?: Record<string, string> };
 
@@ -42,7 +44,8 @@ export function send(
   key: string,
   retry?: RetryParams,
 ): Promise<unknown> {
-  const _meta = { [CALL_META]: key };
+  const _meta: Record<string, unknown> = { [CALL_META]: key };
+  if (op.kind === "tool" && op.tasks) _meta[TASKS_META] = true;
   const more = retry ?? {};
   const requestOptions = { ...options, allowInputRequired: true };
   switch (op.kind) {

@@ -41,6 +41,7 @@ import {
 import { type InputAnswer, InputRequest } from "./elicitation";
 import { AppCallError, type AppCallResult, isAppCallError } from "./errors";
 import { isOAuthFlowError } from "./oauth/errors";
+import { GetTaskResultSchema, TaskAckSchema, type TaskState, taskOf } from "./tasks";
 import { type OpenedTransport, openTransport, type TransportConfig } from "./transports";
 
 export type { Policy };
@@ -338,9 +339,15 @@ export class AppConnection {
     };
     const key = randomUUID();
     let record: Inflight | undefined;
+    const opened = this.opened;
     const sent = sendAnswering(client, op, requestOptions, key, label, (params) => {
       if (!record) throw new AppCallError("unavailable", `${label} asked for input before it was tracked.`);
       return this.ask(record, params);
+    }).then((result) => {
+      // A call that allowed a task may have been answered with one (tasks.ts): its result comes later.
+      const task = op.kind === "tool" && op.tasks ? opened?.takeTask(key) : undefined;
+      if (!task) return result;
+      throw new AppCallError("task_started", `${label} runs as task ${task.taskId}.`, undefined, undefined, task);
     });
     const result = Promise.race([sent, aborted])
       .catch((error: unknown) => {
@@ -375,6 +382,47 @@ export class AppConnection {
       this.inflight.set(key, record);
       result.then(resolve, reject);
     });
+  }
+
+  /**
+   * One request about a task this App created (tasks.ts): `get` its state (with the result once it is
+   * completed), `update` it with answers to its questions, `cancel` it. Failures are AppCallErrors.
+   */
+  async task(
+    action: { type: "get" } | { type: "cancel" } | { type: "update"; inputResponses: Record<string, unknown> },
+    taskId: string,
+    timeoutMs: number,
+  ): Promise<TaskState | undefined> {
+    const client = this.client;
+    const gen = this.generation;
+    const label = `${this.record.name} task ${taskId.slice(0, 100)}`;
+    if (this.status !== "connected" || !client)
+      throw new AppCallError("unavailable", `${this.record.name} is not available now (${this.status}).`);
+    const options = { timeout: timeoutMs };
+    try {
+      if (action.type === "get") {
+        const raw = await client.request({ method: "tasks/get", params: { taskId } }, GetTaskResultSchema, options);
+        const task = taskOf(raw);
+        if (!task || task.taskId !== taskId)
+          throw new AppCallError(
+            "tool_error",
+            `${label}: the App answered tasks/get with something that is not this task.`,
+          );
+        return task;
+      }
+      if (action.type === "cancel") {
+        await client.request({ method: "tasks/cancel", params: { taskId } }, TaskAckSchema, options);
+        return undefined;
+      }
+      await client.request(
+        { method: "tasks/update", params: { taskId, inputResponses: action.inputResponses } },
+        TaskAckSchema,
+        options,
+      );
+      return undefined;
+    } catch (error) {
+      throw this.mapError(gen, error, label);
+    }
   }
 
   private mapError(gen: number, error: unknown, label: string): AppCallError {

@@ -6,6 +6,7 @@
 import "server-only";
 import { hasKind } from "../error-kind";
 import type { PendingInput } from "./elicitation";
+import type { TaskState } from "./tasks";
 
 export type AppCallFailure =
   | "timeout"
@@ -14,7 +15,9 @@ export type AppCallFailure =
   | "invalid_arguments"
   | "input_required"
   /** An OAuth App the caller (or, shared, the admin) has not signed in to. */
-  | "auth_required";
+  | "auth_required"
+  /** The App answered a call that allowed it with a task (see tasks.ts): the result comes later. */
+  | "task_started";
 
 /** A CallToolResult as the App sent it (or as a resource/prompt read is shaped for programs). */
 export interface AppCallResult {
@@ -31,6 +34,7 @@ export const APP_CALL_FAILURES: readonly AppCallFailure[] = [
   "invalid_arguments",
   "input_required",
   "auth_required",
+  "task_started",
 ];
 
 export class AppCallError extends Error {
@@ -44,6 +48,8 @@ export class AppCallError extends Error {
     readonly result?: AppCallResult,
     /** The open question, for `input_required`: answer it outside the program. */
     readonly input?: PendingInput,
+    /** The App's task, for `task_started`: poll it with `AppRegistry.task`. */
+    readonly task?: TaskState,
   ) {
     super(message);
   }

@@ -21,6 +21,7 @@ import { type OAuthTarget, SHARED } from "./oauth/manager";
 import { oauthTarget, PersonalConnections } from "./oauth/personal";
 import { type ConnectionRow, parseName, toRecord } from "./records";
 import { slugify } from "./slug";
+import type { TaskState } from "./tasks";
 import { parseTransport, redactTransport } from "./transports";
 import type { AppProgress, AppRegistryOptions, ConnectionView, ToolEntry } from "./types";
 
@@ -29,6 +30,7 @@ export type { ConnectionStatus, Policy } from "./connection";
 export type { InputAnswer, PendingInput } from "./elicitation";
 export type { AppCallFailure, AppCallResult } from "./errors";
 export { AppCallError, ConnectionConfigError, isAppCallError, isConnectionConfigError } from "./errors";
+export type { TaskState, TaskStatus } from "./tasks";
 export type { TransportConfig } from "./transports";
 export type { AppProgress, AppRegistryOptions, ConnectionView, ToolEntry } from "./types";
 
@@ -104,6 +106,8 @@ export class AppRegistry {
       signal?: AbortSignal;
       onProgress?: (progress: AppProgress) => void;
       userId?: string;
+      /** The App may answer with a task (it then fails with `task_started` carrying it; see tasks.ts). */
+      tasks?: boolean;
     } = {},
   ): Promise<AppCallResult> {
     let conn = this.conns.get(entry.connectionId);
@@ -123,7 +127,7 @@ export class AppRegistry {
         ? { kind: "resource", uri: String(input.uri) }
         : entry.kind === "prompt"
           ? { kind: "prompt", name: String(input.name), args: input.arguments as Record<string, string> | undefined }
-          : { kind: "tool", name: entry.name, args: input };
+          : { kind: "tool", name: entry.name, args: input, ...(opts.tasks ? { tasks: true } : {}) };
     const timeoutMs = Math.min(Math.max(Math.floor(opts.timeoutMs ?? this.callTimeoutMs), 1), 3_600_000);
     const t = conn.record.transport;
     if (t.type === "http" && t.oauth?.mode === "person") {
@@ -135,6 +139,28 @@ export class AppRegistry {
       conn = await this.personal.connectionFor(conn.record, opts.userId);
     }
     return conn.call(op, { timeoutMs, signal: opts.signal, binding: entry.binding, onProgress: opts.onProgress });
+  }
+
+  /**
+   * One request about task `taskId` of connection `connectionId` (see tasks.ts): its state (`get`, with the
+   * result once completed), answers to its questions (`update`), or `cancel`. `userId`: whose connection
+   * a `person`-mode OAuth App's task lives on. Failures are AppCallErrors.
+   */
+  async task(
+    connectionId: string,
+    taskId: string,
+    action: { type: "get" } | { type: "cancel" } | { type: "update"; inputResponses: Record<string, unknown> },
+    opts: { userId?: string } = {},
+  ): Promise<TaskState | undefined> {
+    let conn = this.conns.get(connectionId);
+    if (!conn || this.closed) throw new AppCallError("unavailable", "The App of this task is not available now.");
+    const t = conn.record.transport;
+    if (t.type === "http" && t.oauth?.mode === "person") {
+      if (!this.personal || !opts.userId)
+        throw new AppCallError("auth_required", `This task needs the caller's own sign-in to ${conn.record.name}.`);
+      conn = await this.personal.connectionFor(conn.record, opts.userId);
+    }
+    return conn.task(action, taskId, this.callTimeoutMs);
   }
 
   /** An App's open question to a person, by id (see `onElicitation`). */

@@ -19,6 +19,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { z } from "zod";
 import { BUILTIN_APPS, type BuiltinHost } from "./builtin/host";
 import { ConnectionConfigError } from "./errors";
+import { TaskCapture, type TaskState } from "./tasks";
 
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name");
 const headerName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, "must be an HTTP header name");
@@ -95,6 +96,8 @@ export interface OpenedTransport {
    * carries no such link (undefined).
    */
   askedBy(serverRequestId: string | number): string | undefined;
+  /** The task an App answered our call `key` with (a call marked TASKS_META, see tasks.ts), once. */
+  takeTask(key: string): TaskState | undefined;
 }
 
 /**
@@ -132,20 +135,40 @@ export function openTransport(config: TransportConfig, ctx: TransportContext): O
       });
     case "builtin": {
       const transport = ctx.builtin.connect(config.app);
-      new CallMarks().wrap(transport);
-      return { transport, pid: () => null, stderrTail: () => "", askedBy: () => undefined };
+      const marks = new CallMarks();
+      marks.wrap(transport);
+      return { transport, pid: () => null, stderrTail: () => "", askedBy: () => undefined, takeTask: marks.takeTask };
     }
   }
 }
 
-/** Our requests' JSON-RPC ids by call key: the marker is read and removed as each request is sent. */
+/**
+ * Our requests' JSON-RPC ids by call key: the marker is read and removed as each request is sent. Task
+ * answers to the requests that may have one are taken out of the stream here too (tasks.ts).
+ */
 class CallMarks {
   private readonly keyById = new Map<string, string>();
+  private readonly idByKey = new Map<string, string>();
+  private readonly tasks = new TaskCapture();
 
   wrap(transport: Transport): void {
     const send = transport.send.bind(transport);
-    transport.send = (message, options) => send(this.take(message), options);
+    transport.send = (message, options) => send(this.take(this.tasks.outbound(message)), options);
+    // The SDK sets onmessage when it connects: every message it is handed passes the task capture first.
+    let handler: Transport["onmessage"];
+    Object.defineProperty(transport, "onmessage", {
+      configurable: true,
+      get: () => handler,
+      set: (next: Transport["onmessage"]) => {
+        handler = next && ((message, extra) => next(this.tasks.inbound(message), extra));
+      },
+    });
   }
+
+  readonly takeTask = (key: string): TaskState | undefined => {
+    const id = this.idByKey.get(key);
+    return id === undefined ? undefined : this.tasks.take(id);
+  };
 
   key(requestId: string | undefined): string | undefined {
     return requestId === undefined ? undefined : this.keyById.get(requestId);
@@ -157,6 +180,7 @@ class CallMarks {
     const key = meta?.[CALL_META];
     if (typeof key !== "string") return message;
     remember(this.keyById, String(message.id), key);
+    remember(this.idByKey, key, String(message.id));
     const { [CALL_META]: _marker, ...rest } = meta!;
     const { _meta: _old, ...params } = message.params!;
     return { ...message, params: Object.keys(rest).length ? { ...params, _meta: rest } : params };
@@ -184,7 +208,13 @@ function http(url: URL, options: ConstructorParameters<typeof StreamableHTTPClie
   };
   const transport = new StreamableHTTPClientTransport(url, { ...options, fetch: tracking });
   marks.wrap(transport);
-  return { transport, pid: () => null, stderrTail: () => "", askedBy: (id) => marks.key(streamOf.get(String(id))) };
+  return {
+    transport,
+    pid: () => null,
+    stderrTail: () => "",
+    askedBy: (id) => marks.key(streamOf.get(String(id))),
+    takeTask: marks.takeTask,
+  };
 }
 
 /** The id of the one JSON-RPC request a POST body carries (none for batches and notifications). */
@@ -271,8 +301,15 @@ function stdio(command: string, args: string[], env: Record<string, string>): Op
   transport.stderr?.on("data", (chunk: Buffer) => {
     tail = (tail + chunk.toString("utf8")).slice(-2000);
   });
-  new CallMarks().wrap(transport);
-  return { transport, pid: () => transport.pid, stderrTail: () => tail.trim(), askedBy: () => undefined };
+  const marks = new CallMarks();
+  marks.wrap(transport);
+  return {
+    transport,
+    pid: () => transport.pid,
+    stderrTail: () => tail.trim(),
+    askedBy: () => undefined,
+    takeTask: marks.takeTask,
+  };
 }
 
 /** The entry file of an installed package's first `bin`, found by walking up from the working directory. */
