@@ -85,11 +85,18 @@ export const finishRunInput = z.object({
 export interface AppOperationView {
   id: string;
   executionId: string;
-  status: "Running" | "Completed" | "Failed" | "Unknown" | "InputRequired";
+  /** `Task`: the App runs the call as a task (MCP Tasks); `task` says how far it is. */
+  status: "Running" | "Completed" | "Failed" | "Unknown" | "InputRequired" | "Task";
   /** The stored MCP result (or the failure's safe details); null while running. Always present. */
   result?: unknown;
   /** The last `notifications/progress` the App reported for this call (message is the App's text), if any. */
   progress?: { progress: number; total?: number; message?: string } | null;
+  /** The App's task for this call, as last polled (statusMessage is the App's text), if it ran as one. */
+  task?: {
+    id: string;
+    status: "working" | "input_required" | "completed" | "failed" | "cancelled";
+    statusMessage: string | null;
+  } | null;
   startedAt: number;
   finishedAt: number | null;
 }

@@ -11,6 +11,7 @@ import { reportRunIfLate, subscribeAgent } from "./services/agent/late-results";
 import { bootstrapAdmin } from "./services/auth";
 import { resumeRun } from "./services/code-runs/runs";
 import { sweepRuns } from "./services/code-runs/sweep";
+import { CANCEL_TASK, cancelRunTasks, cancelTask, POLL_TASK, pollTask } from "./services/code-runs/tasks";
 import { readSettings } from "./services/settings";
 
 export interface BootOptions extends CreatePlatformOptions {
@@ -34,6 +35,9 @@ export async function bootPlatform(options: BootOptions = {}): Promise<Platform 
     const { jobs } = platform;
     jobs.handle("resume-run", (p) => resumeRun(platform, (p as { runId: string }).runId));
     jobs.handle("report-late", (p) => reportRunIfLate(platform, (p as { runId: string }).runId));
+    // MCP Tasks: a parked call's task is polled, and cancelled at its App when the run ends first.
+    jobs.handle(POLL_TASK, (p) => pollTask(platform, p as Parameters<typeof pollTask>[1]));
+    jobs.handle(CANCEL_TASK, (p) => cancelTask(platform, p as { operationId: string }));
     const enqueue = (kind: string, runId: string, key: string) =>
       platform.track(jobs.enqueue(kind, { runId }, { key }));
     platform.events.on("decision-decided", ({ runId, decisionId }) =>
@@ -41,7 +45,10 @@ export async function bootPlatform(options: BootOptions = {}): Promise<Platform 
     );
     // An attempt ended waiting after its decisions were already taken: run it again (no key: each wait is new).
     platform.events.on("run-waiting", ({ runId }) => platform.track(jobs.enqueue("resume-run", { runId })));
-    platform.events.on("run-settled", ({ runId }) => enqueue("report-late", runId, `report-late:${runId}`));
+    platform.events.on("run-settled", ({ runId }) => {
+      enqueue("report-late", runId, `report-late:${runId}`);
+      platform.track(cancelRunTasks(platform, runId));
+    });
     if (options.sweepIntervalMs) await jobs.every("sweep", options.sweepIntervalMs, () => sweepRuns(platform));
     await jobs.start(options.jobPollMs ?? 1_000);
     return Object.assign(platform, { createdAdminToken: createdToken });

@@ -175,6 +175,12 @@ export function RunCard({ run, liveLogs }: { run: CodeRunRecord; liveLogs?: LogL
                             {progressText(c.app.progress)}
                           </span>
                         )}
+                        {c.app?.task && (
+                          <span className="muted" data-testid="call-task">
+                            {" "}
+                            {taskText(c.app.task)}
+                          </span>
+                        )}
                       </td>
                       <td className="muted small" data-testid="call-decision">
                         {decidedBy(c.decision)}
@@ -256,6 +262,12 @@ function decidedBy(decision: CodeRunCallView["decision"]): string {
   if (!decision) return "";
   const at = new Date(decision.at).toLocaleTimeString();
   return "grant" in decision.by ? `grant ${decision.by.grant} at ${at}` : `${decision.by.name} at ${at}`;
+}
+
+/** An App's task as a short line: `task working · Gathering data` (the message is the App's text, shown as text). */
+function taskText(t: { status: string; statusMessage: string | null }): string {
+  const status = `task ${t.status.replace("_", " ")}`;
+  return t.statusMessage ? `${status} · ${t.statusMessage.slice(0, 120)}` : status;
 }
 
 /** An App's progress report as a short line: `3/4 · step 3` (the message is the App's text, shown as text). */

@@ -7,7 +7,7 @@
 import "server-only";
 import { randomUUID } from "node:crypto";
 import type { CallOutcome } from "@/contracts/engine";
-import { AppCallError, isAppCallError, type ToolEntry } from "../apps/registry";
+import { AppCallError, isAppCallError, type TaskState, type ToolEntry } from "../apps/registry";
 import { logFailure, logOutcome } from "../log";
 import { observeAppCall } from "../metrics";
 import type { Platform } from "../platform";
@@ -150,8 +150,10 @@ export async function performAppCall(
     entry: ToolEntry;
     argsJson: string;
     principal: Principal;
+    /** A program's call: the App may answer with a task (MCP Tasks); the call is then `parked` (see below). */
+    tasks?: boolean;
   },
-): Promise<{ outcome: CallOutcome; operationId: string }> {
+): Promise<{ outcome: CallOutcome; operationId: string; parked?: boolean }> {
   const { db } = platform;
   let substituted: Substituted;
   try {
@@ -203,6 +205,7 @@ export async function performAppCall(
           userId: call.principal.userId,
           onProgress: progress.onProgress,
           signal: tracked.signal,
+          ...(call.tasks ? { tasks: true } : {}),
         })
         .catch((error: unknown) => {
           answer = isAppCallError(error) ? error.reason : "unavailable";
@@ -228,6 +231,11 @@ export async function performAppCall(
     const known = raw
       ? new AppCallError(raw.reason, redact(raw.message, secrets), redact(raw.result, secrets), raw.input)
       : undefined;
+    if (raw?.reason === "task_started" && raw.task) {
+      await parkOnTask(platform, opId, call, raw.task, sealOp);
+      const outcome = failedOutcome("task_started", `${call.entry.binding} runs as a task; its result comes later.`);
+      return { outcome, operationId: opId, parked: true };
+    }
     if (known?.reason === "input_required" && known.input) {
       const question = {
         message: redact(known.input.message, secrets),
@@ -265,6 +273,32 @@ export async function performAppCall(
     [status, sealOp("result", stored), errorReason, Date.now(), opId],
   );
   return { outcome, operationId: opId };
+}
+
+/**
+ * The App answered with a task: the operation becomes `Task` with the task sealed beside it, and the
+ * durable job `poll-task` (code-runs/tasks.ts) watches it from here, on whichever instance takes it.
+ * The call is parked: no outcome yet, so the run waits without holding a worker or a model turn.
+ */
+async function parkOnTask(
+  platform: Platform,
+  opId: string,
+  call: { runId: string | null; chatId: string | null },
+  task: TaskState,
+  sealOp: (field: string, value: unknown) => string,
+): Promise<void> {
+  const stored = { taskId: task.taskId, status: task.status, statusMessage: task.statusMessage ?? null };
+  await platform.db.query("update app_operations set status = 'Task', task_status = $1, task_enc = $2 where id = $3", [
+    task.status,
+    sealOp("task", stored),
+    opId,
+  ]);
+  await platform.jobs.enqueue(
+    "poll-task",
+    { operationId: opId, polls: 0 },
+    { key: `poll-task:${opId}:0`, delayMs: Math.max(task.pollIntervalMs ?? 1_000, 100) },
+  );
+  platform.events.emit("run", { runId: call.runId, chatId: call.chatId });
 }
 
 /** When the person's answer to an App's question arrives, the App operation gets its final result. */

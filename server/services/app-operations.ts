@@ -6,6 +6,7 @@ import "server-only";
 import type { AppInputAnswer } from "@/contracts/app-operations";
 import { requirePermission } from "./auth";
 import { ownedChat, readableChat } from "./chats";
+import { answerTaskInput } from "./code-runs/tasks";
 import type { ServiceContext } from "./context";
 import { AppError } from "./errors";
 
@@ -67,6 +68,13 @@ export async function answerPendingInput(
   });
   if (row.status !== "InputRequired" || !row.input_id)
     throw new AppError("CONFLICT", `This App operation is ${row.status}, not waiting for input.`);
+  if (row.input_id.startsWith("task:")) {
+    // A task's question (code-runs/tasks.ts): the answer goes to the App with tasks/update.
+    await answerTaskInput(ctx.platform, operationId, answer).catch((error: unknown) => {
+      throw new AppError("CONFLICT", `The App did not take the answer: ${(error as Error).message}`);
+    });
+    return { operationId, status: "Task" };
+  }
   const pending = ctx.platform.apps.pendingInput(row.input_id);
   if (pending?.state !== "pending") throw new AppError("CONFLICT", "The App no longer waits for this input.");
   try {

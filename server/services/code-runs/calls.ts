@@ -53,13 +53,16 @@ export async function handleCall(
       return { type: "pause" };
     }
   }
-  const { outcome } = await performAppCall(ctx.platform, {
+  const { outcome, parked } = await performAppCall(ctx.platform, {
     chatId: run.chat_id,
     runId: run.id,
     index: call.index,
     entry,
     argsJson,
     principal,
+    tasks: true,
   });
+  // The App runs it as a task: the poll job (tasks.ts) records the outcome and runs the program again.
+  if (parked) return { type: "pause" };
   return recordOutcome(ctx, run.id, call.index, outcome, null);
 }

@@ -174,6 +174,8 @@ async function recordedStep(
   if (existing.outcome_enc)
     return answer(open<CallOutcome>(ctx, "code_run_calls", `${run.id}:${call.index}`, "outcome", existing.outcome_enc));
   if (existing.operation_id) {
+    // The App runs it as a task not finished yet: it waits again (the poll job records its outcome).
+    if (await isOpenTask(ctx, existing.operation_id)) return { type: "pause" };
     // Sent by a host that died before recording the outcome: a read (a resource or prompt, or a tool a
     // built-in App marks readOnlyHint) changes nothing, so it is sent again instead of failing the run.
     const entry = ctx.platform.apps.resolve(call.binding);
@@ -211,6 +213,14 @@ async function recordedStep(
     return { type: "send", fresh: false, run, entry, argsJson };
   }
   return { type: "stop", reason: "Unavailable", message: `Call ${call.index} has no stored outcome.` };
+}
+
+async function isOpenTask(ctx: ServiceContext, operationId: string): Promise<boolean> {
+  const op = await ctx.platform.db.query(
+    "select 1 from app_operations where id = $1 and status in ('Task', 'InputRequired') and task_enc is not null",
+    [operationId],
+  );
+  return op.length > 0;
 }
 
 async function lostRead(ctx: ServiceContext, entry: ToolEntry, operationId: string): Promise<boolean> {

@@ -7,7 +7,7 @@ import { readableChat } from "../chats";
 import type { ServiceContext } from "../context";
 import { runDecisions } from "../decisions";
 import { AppError } from "../errors";
-import { type CallRow, type OperationRow, open, type RunRow } from "./rows";
+import { type CallRow, type OperationRow, open, type RunRow, type StoredTask } from "./rows";
 
 /** The record, if the caller has apps.use and may read the run's chat now. */
 export async function getRun(ctx: ServiceContext, runId: string): Promise<CodeRunRecord> {
@@ -40,7 +40,7 @@ async function toRecord(ctx: ServiceContext, run: RunRow): Promise<CodeRunRecord
   const { db } = ctx.platform;
   const calls = await db.query<CallRow>("select * from code_run_calls where run_id = $1 order by idx", [run.id]);
   const ops = await db.query<OperationRow>(
-    "select id, execution_id, status, result_enc, progress_enc, started_at, finished_at from app_operations where run_id = $1",
+    "select id, execution_id, status, result_enc, progress_enc, task_enc, started_at, finished_at from app_operations where run_id = $1",
     [run.id],
   );
   const opById = new Map(ops.map((o) => [o.id, o]));
@@ -78,6 +78,7 @@ async function toRecord(ctx: ServiceContext, run: RunRow): Promise<CodeRunRecord
                     op.progress_enc,
                   )
                 : null,
+              task: op.task_enc ? taskView(open<StoredTask>(ctx, "app_operations", op.id, "task", op.task_enc)) : null,
               startedAt: Number(op.started_at),
               finishedAt: op.finished_at === null ? null : Number(op.finished_at),
             }
@@ -101,3 +102,9 @@ async function toRecord(ctx: ServiceContext, run: RunRow): Promise<CodeRunRecord
     updatedAt: Number(run.updated_at),
   };
 }
+
+const taskView = (t: StoredTask): NonNullable<AppOperationView["task"]> => ({
+  id: t.taskId,
+  status: t.status,
+  statusMessage: t.statusMessage,
+});

@@ -37,6 +37,13 @@ export interface RunRow {
   updated_at: string | number;
 }
 
+/** What is kept of an App's task on its operation (sealed in `task_enc`; code-runs/tasks.ts). */
+export interface StoredTask {
+  taskId: string;
+  status: "working" | "input_required" | "completed" | "failed" | "cancelled";
+  statusMessage: string | null;
+}
+
 export interface CallRow {
   run_id: string;
   idx: number;
@@ -62,6 +69,7 @@ export interface OperationRow {
   status: AppOperationView["status"];
   result_enc: string | null;
   progress_enc: string | null;
+  task_enc?: string | null;
   started_at: string | number;
   finished_at: string | number | null;
 }

@@ -126,6 +126,12 @@ export async function resumeRun(
   const { db } = platform;
   const pending = await db.query("select 1 from decisions where run_id = $1 and status = 'pending'", [runId]);
   if (pending.length) return;
+  // A task of the run is still out at its App: its poll job runs the program again when it finishes.
+  const tasks = await db.query(
+    "select 1 from app_operations where run_id = $1 and status in ('Task', 'InputRequired') and task_enc is not null",
+    [runId],
+  );
+  if (tasks.length) return;
   const owner = (
     await db.query<{ api_key_id: string | null }>("select api_key_id from code_runs where id = $1", [runId])
   )[0];
