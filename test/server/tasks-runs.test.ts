@@ -17,6 +17,7 @@ import { bootPlatform } from "@/server/boot";
 import { readEnv } from "@/server/env";
 import type { Platform } from "@/server/platform";
 import { principalFromToken } from "@/server/services/auth";
+import { sweepRuns } from "@/server/services/code-runs/sweep";
 import { stop } from "../apps/helpers";
 import { control, startTasksServer } from "../apps/tasks-fixture";
 import { ADMIN_TOKEN } from "../helpers/platform";
@@ -87,6 +88,11 @@ describe("a task-backed call", () => {
       opId,
     ]);
     expect(sealed[0]?.task_enc).not.toContain("otters");
+    // The sweep leaves a run parked on a task alone (it is neither interrupted nor re-run), even long after.
+    const swept = await sweepRuns(platform, Date.now() + 3_600_000);
+    expect(swept.interrupted).not.toContain(record.id);
+    expect(swept.resumed).not.toContain(record.id);
+    expect((await byId(record.id)).status).toBe("Waiting");
 
     await control(base, "status", "Half way there");
     await vi.waitFor(
@@ -163,6 +169,9 @@ describe("a task-backed call", () => {
     );
     const [pending] = await caller.appOperations.pendingInputs({ chatId: chat.id });
     expect(pending).toMatchObject({ message: "Which title should the report have?", binding: "reports.asking_report" });
+    // Its question stays open past the answer window of an elicitation: the task at the App keeps it.
+    await sweepRuns(platform, Date.now() + 3_600_000);
+    expect(await caller.appOperations.pendingInputs({ chatId: chat.id })).toHaveLength(1);
     expect((await byId(record.id)).calls[0]?.app).toMatchObject({
       status: "InputRequired",
       task: { status: "input_required" },

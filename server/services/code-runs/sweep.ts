@@ -15,7 +15,7 @@ const STALE_GRACE_MS = 60_000;
  * sent again. A server-hosted run whose instance's lease expired (cluster.ts), or a page-hosted run whose
  * tab went silent, is continued by the server runner through replay (the attempt guard lets one
  * instance win; an Unknown write then waits for a person, unknown.ts). A waiting run whose decision is
- * gone ends as Interrupted. Reading a
+ * gone ends as Interrupted (one parked on an App's task waits for its poll job, code-runs/tasks.ts). Reading a
  * run never does any of this.
  */
 export async function sweepRuns(
@@ -27,8 +27,9 @@ export async function sweepRuns(
     now - STALE_GRACE_MS - 60_000,
   ]);
   // Open questions live with the App connection; one older than any answer window (10 min) is gone.
+  // (A task's question lives with the task at its App, which keeps it as long as the task lives.)
   await db.query(
-    "update app_operations set status = 'Failed', error_reason = 'input_expired', finished_at = $2 where status = 'InputRequired' and started_at < $1",
+    "update app_operations set status = 'Failed', error_reason = 'input_expired', finished_at = $2 where status = 'InputRequired' and started_at < $1 and task_enc is null",
     [now - 10 * 60_000 - STALE_GRACE_MS, now],
   );
   const resumed: string[] = [];
@@ -62,7 +63,8 @@ export async function sweepRuns(
   const orphans = await db.query<{ id: string }>(
     `select r.id from code_runs r where r.status = 'Waiting'
      and not exists (select 1 from decisions d where d.run_id = r.id and d.status in ('pending', 'allowed', 'denied'))
-     and not exists (select 1 from code_run_calls c where c.run_id = r.id and c.unknown_state in ('pending', 'send', 'done'))`,
+     and not exists (select 1 from code_run_calls c where c.run_id = r.id and c.unknown_state in ('pending', 'send', 'done'))
+     and not exists (select 1 from app_operations o where o.run_id = r.id and o.status in ('Task', 'InputRequired') and o.task_enc is not null)`,
   );
   for (const { id } of orphans) {
     interrupted.push(id);
@@ -72,7 +74,8 @@ export async function sweepRuns(
   const decided = await db.query<{ id: string }>(
     `select r.id from code_runs r where r.status = 'Waiting' and r.updated_at < $1
      and not exists (select 1 from decisions d where d.run_id = r.id and d.status = 'pending')
-     and not exists (select 1 from code_run_calls c where c.run_id = r.id and c.unknown_state = 'pending')`,
+     and not exists (select 1 from code_run_calls c where c.run_id = r.id and c.unknown_state = 'pending')
+     and not exists (select 1 from app_operations o where o.run_id = r.id and o.status in ('Task', 'InputRequired') and o.task_enc is not null)`,
     [now - STALE_GRACE_MS],
   );
   for (const { id } of decided) {
