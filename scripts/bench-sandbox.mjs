@@ -103,12 +103,10 @@ async function main() {
   const engine = await loadEngine({ preloadMemoryMb: LIMITS.memoryMb });
   const inProcess = (code) => completed(engine.run(input(code), handlers));
   // The server path as a server sized for 8 concurrent runs would configure it: 8 workers, all kept warm.
-  // Every port counts the messages each way; its doorbell counts those the worker took while blocked.
-  const ports = [];
+  // Every port counts the messages each way.
   const traffic = { toWorker: 0, fromWorker: 0 };
   const countedWorker = () => {
     const port = spawnNodeWorker();
-    ports.push(port);
     return {
       ...port,
       post: (message) => {
@@ -122,7 +120,6 @@ async function main() {
         }),
     };
   };
-  const doorbellTaken = () => ports.reduce((sum, port) => sum + (port.doorbell()?.taken ?? 0), 0);
   const supervisor = new SandboxSupervisor({ spawn: countedWorker, maxWorkers: 8, maxIdle: 8 });
   const rssBefore = process.memoryUsage().rss;
   await supervisor.prewarm(LIMITS, 8);
@@ -157,13 +154,12 @@ async function main() {
   const perRun = {};
   for (const workload of WORKLOADS.filter((w) => ["start", "fanout", "sequential"].includes(w.name))) {
     await server(workload.code);
-    const before = { ...traffic, taken: doorbellTaken() };
+    const before = { ...traffic };
     const runs = 20;
     for (let i = 0; i < runs; i++) await server(workload.code);
     perRun[workload.name] = {
       toWorker: (traffic.toWorker - before.toWorker) / runs,
       fromWorker: (traffic.fromWorker - before.fromWorker) / runs,
-      taken: (doorbellTaken() - before.taken) / runs,
     };
   }
 
@@ -276,7 +272,7 @@ async function main() {
   );
   for (const [name, m] of Object.entries(perRun)) {
     console.log(
-      `server path, ${name}: ${fmt(m.toWorker + m.fromWorker, 1)} messages per run (${fmt(m.fromWorker, 1)} from the worker, ${fmt(m.toWorker, 1)} to it, ${fmt(m.taken, 1)} of those taken at the doorbell while the worker was blocked in Atomics.wait, not through its event loop)`,
+      `server path, ${name}: ${fmt(m.toWorker + m.fromWorker, 1)} messages per run (${fmt(m.fromWorker, 1)} from the worker, ${fmt(m.toWorker, 1)} to it)`,
     );
   }
   const perCall = (results.sequential.server - results.start.server) / 20;

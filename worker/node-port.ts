@@ -2,16 +2,10 @@
  * Spawns the bundled Node sandbox worker (dist/worker/node-worker.mjs, built by scripts/build-worker.mjs)
  * as a worker thread and adapts it to the supervisor's `WorkerPort`. Server-only. An exit the supervisor
  * did not ask for is reported as an error, so the run fails `Unavailable` instead of hanging.
- *
- * Messages to the worker go through a doorbell (doorbell.ts): a MessagePort of their own plus a shared
- * counter rung with `Atomics.notify`, so a worker waiting for a call's answers or for its next run (blocked in
- * `Atomics.wait`, after a short spin) takes the message synchronously instead of through its event loop.
- * Messages from the worker stay ordinary events: the server's main thread never blocks.
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { MessageChannel, Worker } from "node:worker_threads";
-import { createDoorbell, DOORBELL_RUNG, DOORBELL_TAKEN, ring } from "./doorbell";
+import { Worker } from "node:worker_threads";
 import type { WorkerPort } from "./supervisor";
 
 /** Where the bundled worker lives; relative to the process's working directory (the repo root). */
@@ -48,28 +42,16 @@ function compiledWasm(): WebAssembly.Module | undefined {
   return compiled ?? undefined;
 }
 
-/** A Node worker port; `doorbell()` counts messages rung to the worker and those it took while blocked. */
-export interface NodeWorkerPort extends WorkerPort {
-  doorbell(): { rung: number; taken: number } | undefined;
-}
-
-/**
- * `wasmModule`: the compiled .wasm handed to the worker (default: this process's, compiled once).
- * `doorbell`: false sends messages as plain worker events (only to compare the two paths).
- */
+/** `wasmModule`: the compiled .wasm handed to the worker (default: this process's, compiled once). */
 export function spawnNodeWorker(
   scriptPath: string = NODE_WORKER_PATH,
   wasmModule: WebAssembly.Module | undefined = compiledWasm(),
-  doorbell = true,
-): NodeWorkerPort {
-  const bell = doorbell ? createDoorbell() : undefined;
-  const channel = bell ? new MessageChannel() : undefined;
+): WorkerPort {
   // Built apart by esbuild: the bundler must not try to follow this worker (it is not its module).
   const WorkerThread = Worker;
   const worker = new WorkerThread(/* turbopackIgnore: true */ scriptPath, {
     resourceLimits: { stackSizeMb: NODE_WORKER_STACK_MB },
-    workerData: { wasmModule, inbox: channel?.port2, doorbell: bell?.buffer },
-    transferList: channel ? [channel.port2] : [],
+    workerData: wasmModule ? { wasmModule } : undefined,
   });
   worker.unref();
   let terminated = false;
@@ -82,23 +64,12 @@ export function spawnNodeWorker(
   worker.on("exit", (code) => {
     if (!terminated) report(new Error(`the sandbox worker exited with code ${code}`));
   });
-  const inbox = channel?.port1;
-  inbox?.unref();
   return {
-    post: (message) => {
-      if (!inbox || !bell) worker.postMessage(message);
-      else {
-        inbox.postMessage(message);
-        ring(bell);
-      }
-    },
-    doorbell: () =>
-      bell ? { rung: Atomics.load(bell, DOORBELL_RUNG), taken: Atomics.load(bell, DOORBELL_TAKEN) } : undefined,
+    post: (message) => worker.postMessage(message),
     onMessage: (listener) => worker.on("message", listener),
     onError: (listener) => errorListeners.push(listener),
     terminate: () => {
       terminated = true;
-      inbox?.close();
       void worker.terminate();
     },
   };

@@ -5,9 +5,6 @@
  * busy/idle changes to the driver (into the run's shared busy meter when it sent one, else as "busy"
  * messages), and resolves calls with the driver's answers (which arrive batched the same way).
  * Right after posting an outcome it prepares the next run's context, so that cost stays off the next start. Messages for another nonce are ignored. Runtime-neutral: the two entry files only adapt postMessage.
- * Where the host can block for the driver's next message (`hold`: Node worker threads with a doorbell), it
- * does so while a run waits for its calls' answers and briefly once a run ended (for the next run), so those
- * messages skip the event loop's wake-up.
  */
 import type { CallRequest, HostCallAnswer } from "../contracts/engine";
 import { isToWorker, type ToWorker } from "../contracts/worker-protocol";
@@ -20,17 +17,7 @@ export type { WorkerMessage } from "./ready";
 export interface WorkerIo {
   post(message: WorkerMessage): void;
   onMessage(listener: (message: unknown) => void): void;
-  /**
-   * Once the jobs queued now have run, blocks the thread for up to `timeoutMs()` ms (read then; 0 = not at
-   * all) for the driver's next message and delivers it to the `onMessage` listeners. Optional.
-   */
-  hold?(timeoutMs: () => number): void;
 }
-
-/** Longest a run waiting for its calls' answers holds the thread before it falls back to the event loop. */
-const CALL_HOLD_MS = 250;
-/** How long a worker whose run just ended holds the thread for its next run. */
-const IDLE_HOLD_MS = 2;
 
 interface ActiveRun {
   nonce: string;
@@ -81,7 +68,6 @@ export function serveEngine(io: WorkerIo, load: () => Promise<Engine> = loadEngi
     active = run;
     const flush = (): void => {
       io.post({ type: "calls", nonce, calls: run.outbox.splice(0) });
-      io.hold?.(() => (active === run && run.answers.size > 0 ? CALL_HOLD_MS : 0));
     };
     void loaded
       .run(message.input, {
@@ -98,7 +84,6 @@ export function serveEngine(io: WorkerIo, load: () => Promise<Engine> = loadEngi
         active = undefined;
         io.post({ type: "done", nonce, outcome });
         loaded.prepareNext?.();
-        io.hold?.(() => (active === undefined ? IDLE_HOLD_MS : 0));
       });
   };
 

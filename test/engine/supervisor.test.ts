@@ -216,68 +216,6 @@ function inProcessWorker(load: () => Promise<Engine>): WorkerPort {
   };
 }
 
-describe("the doorbell (node-port.ts → node-worker.ts)", () => {
-  const echo = { call: (req: { argsJson: string }) => Promise.resolve({ type: "ok", resultJson: req.argsJson }) };
-  const sequential = `let n = 0; for (let i = 0; i < 20; i++) n += (await apps.call("work_calendar.list_events", { i })).i; return n;`;
-
-  it("rings for every message to the worker, and a worker waiting for answers takes them while blocked", async () => {
-    const port = spawnNodeWorker();
-    const local = new SandboxSupervisor({ spawn: () => port, maxWorkers: 1 });
-    try {
-      expect(parseValue(await local.run(input(sequential), echo as never))).toBe(190);
-      const bell = port.doorbell();
-      // The warm-up run, this run and its 20 answer messages.
-      expect(bell?.rung).toBe(22);
-      // Taken synchronously (Atomics.wait + receiveMessageOnPort), not as events: the old path has no bell at all.
-      expect(bell?.taken).toBeGreaterThan(0);
-    } finally {
-      local.dispose();
-    }
-  });
-
-  it("still takes answers that come after the hold as events, and a cancel while the worker is held", async () => {
-    let spawnedHere = 0;
-    const local = new SandboxSupervisor({
-      spawn: () => {
-        spawnedHere++;
-        return spawnNodeWorker();
-      },
-      maxWorkers: 1,
-      graceMs: 5000,
-    });
-    try {
-      // Longer than the worker's hold (250 ms): the answer arrives through its event loop.
-      const late = {
-        call: (req: { argsJson: string }) =>
-          new Promise((resolve) => setTimeout(() => resolve({ type: "ok", resultJson: req.argsJson }), 400)),
-      };
-      const code = `return (await apps.call("work_calendar.list_events", { i: 5 })).i;`;
-      expect(parseValue(await local.run(input(code), late as never))).toBe(5);
-      // Cancelled 50 ms in, while the worker is held waiting for the answer: it takes the cancel and ends
-      // the run itself (a kill after the 5 s grace would spawn a new worker).
-      const controller = new AbortController();
-      const pending = local.run(input(code), { call: () => new Promise(() => undefined), signal: controller.signal });
-      setTimeout(() => controller.abort(), 50);
-      expect(await pending).toMatchObject({ status: "failed", reason: "Cancelled" });
-      expect(parseValue(await local.run(input("return 3"), fakeHost()))).toBe(3);
-      expect(spawnedHere).toBe(1);
-    } finally {
-      local.dispose();
-    }
-  });
-
-  it("runs the same without it (plain worker events)", async () => {
-    const port = spawnNodeWorker(undefined, undefined, false);
-    const local = new SandboxSupervisor({ spawn: () => port, maxWorkers: 1 });
-    try {
-      expect(parseValue(await local.run(input(sequential), echo as never))).toBe(190);
-      expect(port.doorbell()).toBeUndefined();
-    } finally {
-      local.dispose();
-    }
-  });
-});
-
 describe("a worker whose engine cannot load", () => {
   it("reports it with its ready message, so the run fails Unavailable at once instead of after the ready timeout", async () => {
     const local = new SandboxSupervisor({
