@@ -2,7 +2,7 @@
  * `npm run bench:sandbox`: the six workloads of issue 16 through bare quickjs-emscripten (the floor, measured
  * in this same run), the in-process engine (dist/worker/engine.mjs) and the server path (SandboxSupervisor
  * over Node worker threads, dist/worker/{supervisor,node-port}.mjs), as per-workload medians and ratios, with
- * the issue's fixed peer figures and goals. `-- --browser` runs the page path in Chromium instead
+ * the issue's fixed peer figures and goals, and the server path's messages per run and µs per call. `-- --browser` runs the page path in Chromium instead
  * (scripts/bench-sandbox-browser.mjs). Informational only: nothing here fails on a slow machine.
  */
 import os from "node:os";
@@ -103,7 +103,24 @@ async function main() {
   const engine = await loadEngine({ preloadMemoryMb: LIMITS.memoryMb });
   const inProcess = (code) => completed(engine.run(input(code), handlers));
   // The server path as a server sized for 8 concurrent runs would configure it: 8 workers, all kept warm.
-  const supervisor = new SandboxSupervisor({ spawn: spawnNodeWorker, maxWorkers: 8, maxIdle: 8 });
+  // Every port counts the messages each way.
+  const traffic = { toWorker: 0, fromWorker: 0 };
+  const countedWorker = () => {
+    const port = spawnNodeWorker();
+    return {
+      ...port,
+      post: (message) => {
+        traffic.toWorker += 1;
+        port.post(message);
+      },
+      onMessage: (listener) =>
+        port.onMessage((message) => {
+          traffic.fromWorker += 1;
+          listener(message);
+        }),
+    };
+  };
+  const supervisor = new SandboxSupervisor({ spawn: countedWorker, maxWorkers: 8, maxIdle: 8 });
   const rssBefore = process.memoryUsage().rss;
   await supervisor.prewarm(LIMITS, 8);
   const rssPerWorker = (process.memoryUsage().rss - rssBefore) / 8;
@@ -131,6 +148,19 @@ async function main() {
       }
     }
     results[workload.name] = Object.fromEntries(systems.map(([name]) => [name, median(times[name])]));
+  }
+
+  // Messages per run on the server path (counts, so they hold on a loaded machine), one run at a time.
+  const perRun = {};
+  for (const workload of WORKLOADS.filter((w) => ["start", "fanout", "sequential"].includes(w.name))) {
+    await server(workload.code);
+    const before = { ...traffic };
+    const runs = 20;
+    for (let i = 0; i < runs; i++) await server(workload.code);
+    perRun[workload.name] = {
+      toWorker: (traffic.toWorker - before.toWorker) / runs,
+      fromWorker: (traffic.fromWorker - before.fromWorker) / runs,
+    };
   }
 
   // Memory: the smallest memory cap (whole MiB of WebAssembly memory beyond the module's fixed 8 MiB
@@ -239,6 +269,16 @@ async function main() {
   console.log(`\nin-proc / server columns: ours against the goal (${"ours/peer or ours/bare"}), "ok" when within it`);
   console.log(
     "memory cap/run: smallest whole-MiB memory limit (beyond the module's 8 MiB baseline) under which the run completes; 1 = the minimum",
+  );
+  for (const [name, m] of Object.entries(perRun)) {
+    console.log(
+      `server path, ${name}: ${fmt(m.toWorker + m.fromWorker, 1)} messages per run (${fmt(m.fromWorker, 1)} from the worker, ${fmt(m.toWorker, 1)} to it)`,
+    );
+  }
+  const perCall = (results.sequential.server - results.start.server) / 20;
+  const perCallBare = (results.sequential.bare - results.start.bare) / 20;
+  console.log(
+    `server path: ${fmt(perCall * 1000, 0)} µs per awaited call ((sequential − start) / 20; bare in-process: ${fmt(perCallBare * 1000, 0)} µs)`,
   );
   console.log(
     `server path: each pooled worker thread adds ${fmt(rssPerWorker / 1048576, 1)} MiB of process RSS when idle (8 prewarmed)`,

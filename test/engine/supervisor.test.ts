@@ -274,6 +274,26 @@ function gatedHost() {
 const GATED = (run: number) => `return (await apps.work_calendar.list_events({ run: ${run} })).run;`;
 
 describe("the worker pool", () => {
+  it("frees the worker of a run paused on a decision: it ends waiting and the next run takes the same worker", async () => {
+    let count = 0;
+    const local = new SandboxSupervisor({
+      spawn: () => {
+        count++;
+        return spawnNodeWorker();
+      },
+      maxWorkers: 1,
+    });
+    try {
+      const paused = local.run(input(GATED(1)), { call: async () => ({ type: "pause" }) });
+      const next = local.run(input("return 2"), fakeHost());
+      expect(await paused).toMatchObject({ status: "waiting", index: 0 });
+      expect(parseValue(await next)).toBe(2);
+      expect(count).toBe(1);
+    } finally {
+      local.dispose();
+    }
+  });
+
   it("never has more than maxWorkers workers; runs beyond wait in the supervisor's queue, in order", async () => {
     let count = 0;
     const local = new SandboxSupervisor({
