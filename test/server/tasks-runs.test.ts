@@ -177,6 +177,12 @@ describe("a task-backed call", () => {
       task: { status: "input_required" },
     });
     const updates = (await control(base, "stats")).updates;
+    // An answer that does not fit the App's form is refused, naming the problem; nothing goes to the App.
+    await expect(
+      caller.appOperations.answer({ operationId: pending!.operationId, answer: { action: "accept", content: {} } }),
+    ).rejects.toMatchObject({ code: "BAD_REQUEST", message: expect.stringContaining("title") });
+    expect((await control(base, "stats")).updates).toBe(updates);
+    expect(await caller.appOperations.pendingInputs({ chatId: chat.id })).toHaveLength(1);
     await caller.appOperations.answer({
       operationId: pending!.operationId,
       answer: { action: "accept", content: { title: "Owls" } },

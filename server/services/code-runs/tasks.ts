@@ -16,10 +16,11 @@
  */
 import "server-only";
 import type { CallOutcome } from "@/contracts/engine";
-import { isAppCallError, type TaskState } from "../../apps/registry";
+import { isAppCallError, type TaskState, taskAnswerProblem } from "../../apps/registry";
 import { logEvent } from "../../log";
 import type { Platform } from "../../platform";
 import { failedOutcome } from "../app-calls";
+import { AppError } from "../errors";
 import { knownSecrets, redact } from "../vault";
 import { recordOutcome } from "./journal";
 import type { StoredTask } from "./rows";
@@ -266,7 +267,11 @@ async function askForTask(
  * A person answered a task's question (app-operations.ts): the answer goes to the App with
  * `tasks/update`, the operation is a `Task` again and polling goes on.
  */
-export async function answerTaskInput(platform: Platform, operationId: string, answer: unknown): Promise<void> {
+export async function answerTaskInput(
+  platform: Platform,
+  operationId: string,
+  answer: { action: string; content?: unknown },
+): Promise<void> {
   const op = await loadTaskOp(platform, operationId);
   if (op?.status !== "InputRequired") return;
   const stored = openTask(platform, op);
@@ -274,9 +279,12 @@ export async function answerTaskInput(platform: Platform, operationId: string, a
     await platform.db.query<{ input_enc: string | null }>("select input_enc from app_operations where id = $1", [op.id])
   )[0]?.input_enc;
   if (!stored || !input) return;
-  const { taskInputKey } = JSON.parse(platform.open(`app_operations:${op.id}:input`, input)) as {
+  const { taskInputKey, requestedSchema } = JSON.parse(platform.open(`app_operations:${op.id}:input`, input)) as {
     taskInputKey: string;
+    requestedSchema: unknown;
   };
+  const problem = taskAnswerProblem(requestedSchema, answer);
+  if (problem) throw new AppError("BAD_REQUEST", problem);
   await platform.apps.task(
     op.connection_id,
     stored.taskId,
