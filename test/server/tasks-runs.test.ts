@@ -26,6 +26,9 @@ let server: ChildProcess;
 let base = "";
 let dataDir = "";
 let platform: Platform;
+/** The connection's slug (on a shared Postgres an earlier run's "Reports" may still hold `reports`). */
+let slug = "reports";
+let connectionId = "";
 
 const env = () =>
   readEnv({
@@ -51,18 +54,22 @@ beforeAll(async () => {
   await caller.settings.update({ expectedVersion: s.version, codeMode: { enabled: true } });
   const conn = await caller.connections.create({ name: "Reports", transport: { type: "http", url: `${base}/mcp` } });
   expect(conn.status).toBe("connected");
+  slug = conn.slug;
+  connectionId = conn.id;
   await caller.connections.setPolicies({
     id: conn.id,
     policies: { slow_report: "allow", broken_report: "allow", asking_report: "allow" },
   });
 }, 60_000);
 afterAll(async () => {
+  if (connectionId) await (await admin()).connections.remove({ id: connectionId }).catch(() => undefined);
   await platform?.close();
   await stop(server);
   rmSync(dataDir, { recursive: true, force: true });
 });
 
 async function parked(code: string) {
+  code = code.replaceAll("apps.reports.", `apps.${slug}.`);
   const caller = await admin();
   const chat = await caller.chats.create({});
   const record = await caller.codeRuns.runOnServer({ chatId: chat.id, code });
@@ -168,7 +175,7 @@ describe("a task-backed call", () => {
       { timeout: 30_000, interval: 200 },
     );
     const [pending] = await caller.appOperations.pendingInputs({ chatId: chat.id });
-    expect(pending).toMatchObject({ message: "Which title should the report have?", binding: "reports.asking_report" });
+    expect(pending).toMatchObject({ message: "Which title should the report have?", binding: `${slug}.asking_report` });
     // Its question stays open past the answer window of an elicitation: the task at the App keeps it.
     await sweepRuns(platform, Date.now() + 3_600_000);
     expect(await caller.appOperations.pendingInputs({ chatId: chat.id })).toHaveLength(1);
