@@ -203,6 +203,37 @@ describe("a task-backed call", () => {
     expect(await caller.appOperations.pendingInputs({ chatId: chat.id })).toHaveLength(0);
   }, 90_000);
 
+  it("a vault secret the App echoes in the task's status or result comes back hidden", async () => {
+    const caller = await admin();
+    const suffix = Math.random().toString(36).slice(2, 8);
+    const name = `reports/k${suffix}`;
+    const secret = `sk_task_secret_${suffix}`;
+    await caller.vault.create({ name, secret, allow: [{ connection: slug, tool: "slow_report" }] });
+    try {
+      const { chat, record } = await parked(
+        `const r = await apps.reports.slow_report({ topic: vault.reports.k${suffix} }); return r.content[0].text;`,
+      );
+      const [decision] = await caller.decisions.list({ chatId: chat.id, status: "pending" });
+      await caller.decisions.decide({ id: decision!.id, decision: "allow" });
+      await vi.waitFor(async () => expect((await byId(record.id)).calls[0]?.app?.status).toBe("Task"), {
+        timeout: 30_000,
+        interval: 200,
+      });
+      const parkedRecord = await byId(record.id);
+      expect(parkedRecord.calls[0]?.app?.task?.statusMessage).toBe(`Gathering data on ⟦hidden:${name}⟧`);
+      await control(base, "complete");
+      await vi.waitFor(async () => expect((await byId(record.id)).status).toBe("Completed"), {
+        timeout: 40_000,
+        interval: 200,
+      });
+      const done = await byId(record.id);
+      expect(done.result).toMatchObject({ value: `Report on ⟦hidden:${name}⟧: all good.` });
+      expect(JSON.stringify(done)).not.toContain(secret);
+    } finally {
+      await caller.vault.remove({ name });
+    }
+  }, 90_000);
+
   it("a restart while parked on a task goes on polling and completes the run", async () => {
     const { record } = await parked(
       "return (await apps.reports.slow_report({ topic: 'bats' })).structuredContent.topic;",
