@@ -31,6 +31,7 @@ export type { InputAnswer, PendingInput } from "./elicitation";
 export type { AppCallFailure, AppCallResult } from "./errors";
 export { AppCallError, ConnectionConfigError, isAppCallError, isConnectionConfigError } from "./errors";
 export type { TaskState, TaskStatus } from "./tasks";
+export { taskAnswerProblem } from "./tasks";
 export type { TransportConfig } from "./transports";
 export type { AppProgress, AppRegistryOptions, ConnectionView, ToolEntry } from "./types";
 

@@ -15,6 +15,7 @@
  */
 import "server-only";
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { z } from "zod";
 
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
@@ -131,5 +132,24 @@ export class TaskCapture {
     const task = this.taken.get(requestId);
     this.taken.delete(requestId);
     return task;
+  }
+}
+
+const validator = new AjvJsonSchemaValidator();
+
+/**
+ * Why a person's answer to a task's question does not fit the form the App asked for (checked before it
+ * is sent with `tasks/update`, as for an elicitation), or null when it fits. Only an accepted answer has content.
+ */
+export function taskAnswerProblem(
+  requestedSchema: unknown,
+  answer: { action: string; content?: unknown },
+): string | null {
+  if (answer.action !== "accept") return null;
+  try {
+    const check = validator.getValidator(requestedSchema as never)(answer.content);
+    return check.valid ? null : `The answer does not fit the requested schema: ${check.errorMessage}`;
+  } catch {
+    return "The App's input schema cannot be checked.";
   }
 }

@@ -232,7 +232,7 @@ export async function performAppCall(
       ? new AppCallError(raw.reason, redact(raw.message, secrets), redact(raw.result, secrets), raw.input)
       : undefined;
     if (raw?.reason === "task_started" && raw.task) {
-      await parkOnTask(platform, opId, call, raw.task, sealOp);
+      await parkOnTask(platform, opId, call, raw.task, sealOp, secrets);
       const outcome = failedOutcome("task_started", `${call.entry.binding} runs as a task; its result comes later.`);
       return { outcome, operationId: opId, parked: true };
     }
@@ -286,8 +286,10 @@ async function parkOnTask(
   call: { runId: string | null; chatId: string | null },
   task: TaskState,
   sealOp: (field: string, value: unknown) => string,
+  secrets: Substituted["secrets"],
 ): Promise<void> {
-  const stored = { taskId: task.taskId, status: task.status, statusMessage: task.statusMessage ?? null };
+  const statusMessage = task.statusMessage === undefined ? null : redact(task.statusMessage, secrets);
+  const stored = { taskId: task.taskId, status: task.status, statusMessage };
   await platform.db.query("update app_operations set status = 'Task', task_status = $1, task_enc = $2 where id = $3", [
     task.status,
     sealOp("task", stored),

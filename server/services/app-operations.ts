@@ -8,7 +8,7 @@ import { requirePermission } from "./auth";
 import { ownedChat, readableChat } from "./chats";
 import { answerTaskInput } from "./code-runs/tasks";
 import type { ServiceContext } from "./context";
-import { AppError } from "./errors";
+import { AppError, isAppError } from "./errors";
 
 export interface PendingInputView {
   operationId: string;
@@ -71,6 +71,7 @@ export async function answerPendingInput(
   if (row.input_id.startsWith("task:")) {
     // A task's question (code-runs/tasks.ts): the answer goes to the App with tasks/update.
     await answerTaskInput(ctx.platform, operationId, answer).catch((error: unknown) => {
+      if (isAppError(error)) throw error;
       throw new AppError("CONFLICT", `The App did not take the answer: ${(error as Error).message}`);
     });
     return { operationId, status: "Task" };

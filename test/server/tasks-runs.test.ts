@@ -26,6 +26,9 @@ let server: ChildProcess;
 let base = "";
 let dataDir = "";
 let platform: Platform;
+/** The connection's slug (on a shared Postgres an earlier run's "Reports" may still hold `reports`). */
+let slug = "reports";
+let connectionId = "";
 
 const env = () =>
   readEnv({
@@ -51,18 +54,22 @@ beforeAll(async () => {
   await caller.settings.update({ expectedVersion: s.version, codeMode: { enabled: true } });
   const conn = await caller.connections.create({ name: "Reports", transport: { type: "http", url: `${base}/mcp` } });
   expect(conn.status).toBe("connected");
+  slug = conn.slug;
+  connectionId = conn.id;
   await caller.connections.setPolicies({
     id: conn.id,
     policies: { slow_report: "allow", broken_report: "allow", asking_report: "allow" },
   });
 }, 60_000);
 afterAll(async () => {
+  if (connectionId) await (await admin()).connections.remove({ id: connectionId }).catch(() => undefined);
   await platform?.close();
   await stop(server);
   rmSync(dataDir, { recursive: true, force: true });
 });
 
 async function parked(code: string) {
+  code = code.replaceAll("apps.reports.", `apps.${slug}.`);
   const caller = await admin();
   const chat = await caller.chats.create({});
   const record = await caller.codeRuns.runOnServer({ chatId: chat.id, code });
@@ -168,7 +175,7 @@ describe("a task-backed call", () => {
       { timeout: 30_000, interval: 200 },
     );
     const [pending] = await caller.appOperations.pendingInputs({ chatId: chat.id });
-    expect(pending).toMatchObject({ message: "Which title should the report have?", binding: "reports.asking_report" });
+    expect(pending).toMatchObject({ message: "Which title should the report have?", binding: `${slug}.asking_report` });
     // Its question stays open past the answer window of an elicitation: the task at the App keeps it.
     await sweepRuns(platform, Date.now() + 3_600_000);
     expect(await caller.appOperations.pendingInputs({ chatId: chat.id })).toHaveLength(1);
@@ -177,6 +184,12 @@ describe("a task-backed call", () => {
       task: { status: "input_required" },
     });
     const updates = (await control(base, "stats")).updates;
+    // An answer that does not fit the App's form is refused, naming the problem; nothing goes to the App.
+    await expect(
+      caller.appOperations.answer({ operationId: pending!.operationId, answer: { action: "accept", content: {} } }),
+    ).rejects.toMatchObject({ code: "BAD_REQUEST", message: expect.stringContaining("title") });
+    expect((await control(base, "stats")).updates).toBe(updates);
+    expect(await caller.appOperations.pendingInputs({ chatId: chat.id })).toHaveLength(1);
     await caller.appOperations.answer({
       operationId: pending!.operationId,
       answer: { action: "accept", content: { title: "Owls" } },
@@ -188,6 +201,37 @@ describe("a task-backed call", () => {
     expect((await byId(record.id)).result).toMatchObject({ _tag: "Completed", value: "Owls" });
     expect((await control(base, "stats")).updates).toBe(updates + 1);
     expect(await caller.appOperations.pendingInputs({ chatId: chat.id })).toHaveLength(0);
+  }, 90_000);
+
+  it("a vault secret the App echoes in the task's status or result comes back hidden", async () => {
+    const caller = await admin();
+    const suffix = Math.random().toString(36).slice(2, 8);
+    const name = `reports/k${suffix}`;
+    const secret = `sk_task_secret_${suffix}`;
+    await caller.vault.create({ name, secret, allow: [{ connection: slug, tool: "slow_report" }] });
+    try {
+      const { chat, record } = await parked(
+        `const r = await apps.reports.slow_report({ topic: vault.reports.k${suffix} }); return r.content[0].text;`,
+      );
+      const [decision] = await caller.decisions.list({ chatId: chat.id, status: "pending" });
+      await caller.decisions.decide({ id: decision!.id, decision: "allow" });
+      await vi.waitFor(async () => expect((await byId(record.id)).calls[0]?.app?.status).toBe("Task"), {
+        timeout: 30_000,
+        interval: 200,
+      });
+      const parkedRecord = await byId(record.id);
+      expect(parkedRecord.calls[0]?.app?.task?.statusMessage).toBe(`Gathering data on ⟦hidden:${name}⟧`);
+      await control(base, "complete");
+      await vi.waitFor(async () => expect((await byId(record.id)).status).toBe("Completed"), {
+        timeout: 40_000,
+        interval: 200,
+      });
+      const done = await byId(record.id);
+      expect(done.result).toMatchObject({ value: `Report on ⟦hidden:${name}⟧: all good.` });
+      expect(JSON.stringify(done)).not.toContain(secret);
+    } finally {
+      await caller.vault.remove({ name });
+    }
   }, 90_000);
 
   it("a restart while parked on a task goes on polling and completes the run", async () => {

@@ -16,12 +16,12 @@
  */
 import "server-only";
 import type { CallOutcome } from "@/contracts/engine";
-import { isAppCallError, type TaskState } from "../../apps/registry";
+import { isAppCallError, type TaskState, taskAnswerProblem } from "../../apps/registry";
 import { logEvent } from "../../log";
 import type { Platform } from "../../platform";
 import { failedOutcome } from "../app-calls";
+import { AppError } from "../errors";
 import { knownSecrets, redact } from "../vault";
-import { recordOutcome } from "./journal";
 import type { StoredTask } from "./rows";
 
 export const POLL_TASK = "poll-task";
@@ -191,21 +191,33 @@ export async function settleTaskCall(
     outcome.type === "ok"
       ? result
       : { error: { name: outcome.name, message: outcome.message, details: outcome.details } };
+  if (!op.run_id || op.call_index === null) return;
+  // One statement: the operation leaves `Task` and the call gets its outcome together, so a re-run never
+  // sees a finished task without its outcome (that would look like a call sent with its outcome lost).
+  const now = Date.now();
   const moved = await platform.db.query(
-    `update app_operations set status = $1, task_status = $2, task_enc = $3, result_enc = $4, error_reason = $5, finished_at = $6
-     where id = $7 and status = 'Task' returning id`,
+    `with moved as (
+       update app_operations set status = $1, task_status = $2, task_enc = $3, result_enc = $4, error_reason = $5, finished_at = $6
+       where id = $7 and status = 'Task' returning id),
+     seq as (
+       update code_runs set completions = completions + 1, updated_at = $6
+       where id = $8 and exists (select 1 from moved) returning completions)
+     update code_run_calls set outcome_enc = $9, completed_seq = coalesce((select completions from seq), 0), rejection = null
+     where run_id = $8 and idx = $10 and exists (select 1 from moved) returning idx`,
     [
       outcome.type === "ok" ? "Completed" : "Failed",
       task.status,
       sealTask(platform, op.id, task),
       platform.seal(`app_operations:${op.id}:result`, JSON.stringify(stored ?? null)),
       errorReason,
-      Date.now(),
+      now,
       op.id,
+      op.run_id,
+      platform.seal(`code_run_calls:${op.run_id}:${op.call_index}:outcome`, JSON.stringify(outcome)),
+      op.call_index,
     ],
   );
-  if (!moved.length || !op.run_id || op.call_index === null) return;
-  await recordOutcome({ platform, principal: null }, op.run_id, op.call_index, outcome, null);
+  if (!moved.length) return;
   platform.events.emit("run", { runId: op.run_id, chatId: op.chat_id });
   await platform.jobs.enqueue("resume-run", { runId: op.run_id }, { key: `resume-run:task:${op.id}` });
 }
@@ -266,7 +278,11 @@ async function askForTask(
  * A person answered a task's question (app-operations.ts): the answer goes to the App with
  * `tasks/update`, the operation is a `Task` again and polling goes on.
  */
-export async function answerTaskInput(platform: Platform, operationId: string, answer: unknown): Promise<void> {
+export async function answerTaskInput(
+  platform: Platform,
+  operationId: string,
+  answer: { action: string; content?: unknown },
+): Promise<void> {
   const op = await loadTaskOp(platform, operationId);
   if (op?.status !== "InputRequired") return;
   const stored = openTask(platform, op);
@@ -274,9 +290,12 @@ export async function answerTaskInput(platform: Platform, operationId: string, a
     await platform.db.query<{ input_enc: string | null }>("select input_enc from app_operations where id = $1", [op.id])
   )[0]?.input_enc;
   if (!stored || !input) return;
-  const { taskInputKey } = JSON.parse(platform.open(`app_operations:${op.id}:input`, input)) as {
+  const { taskInputKey, requestedSchema } = JSON.parse(platform.open(`app_operations:${op.id}:input`, input)) as {
     taskInputKey: string;
+    requestedSchema: unknown;
   };
+  const problem = taskAnswerProblem(requestedSchema, answer);
+  if (problem) throw new AppError("BAD_REQUEST", problem);
   await platform.apps.task(
     op.connection_id,
     stored.taskId,
