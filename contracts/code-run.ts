@@ -85,7 +85,7 @@ export const finishRunInput = z.object({
 export interface AppOperationView {
   id: string;
   executionId: string;
-  status: "Running" | "Completed" | "Failed" | "Unknown" | "InputRequired";
+  status: "Running" | "Completed" | "Failed" | "Unknown" | "InputRequired" | "InputAnswered";
   /** The stored MCP result (or the failure's safe details); null while running. Always present. */
   result?: unknown;
   /** The last `notifications/progress` the App reported for this call (message is the App's text), if any. */

@@ -24,6 +24,12 @@ export interface AppCallResult {
   [key: string]: unknown;
 }
 
+/** The embedded requests of an `input_required` result (one elicitation, sampling or roots request each). */
+export interface InputRequired {
+  inputRequests: Record<string, { method: string; params?: unknown }>;
+  requestState?: string;
+}
+
 export const APP_CALL_FAILURES: readonly AppCallFailure[] = [
   "timeout",
   "unavailable",
@@ -44,6 +50,8 @@ export class AppCallError extends Error {
     readonly result?: AppCallResult,
     /** The open question, for `input_required`: answer it outside the program. */
     readonly input?: PendingInput,
+    /** The `input_required` result itself, for a call made with `inputRequired: "return"` (nothing waits in memory). */
+    readonly asked?: InputRequired,
   ) {
     super(message);
   }

@@ -53,13 +53,16 @@ export async function handleCall(
       return { type: "pause" };
     }
   }
-  const { outcome } = await performAppCall(ctx.platform, {
+  const { outcome, parked } = await performAppCall(ctx.platform, {
     chatId: run.chat_id,
     runId: run.id,
     index: call.index,
     entry,
     argsJson,
     principal,
+    ...(step.resume ? { resume: step.resume } : {}),
   });
+  // Parked on a person's input: no outcome yet; the run waits (no worker held) until it is answered.
+  if (parked) return { type: "pause" };
   return recordOutcome(ctx, run.id, call.index, outcome, null);
 }

@@ -115,7 +115,8 @@ async function ticketFor(ctx: ServiceContext, run: RunRow): Promise<RunTicket | 
 }
 
 /**
- * Runs the program again from the top on the server runner, once no decision of the run is pending.
+ * Runs the program again from the top on the server runner, once no decision of the run is pending and
+ * none of its calls waits for a person's input.
  * It acts as the API key that started the run; if that key is gone the run ends as Interrupted.
  */
 export async function resumeRun(
@@ -124,7 +125,11 @@ export async function resumeRun(
   from: { status: "Waiting" } | { status: "Running"; attempt: number } = { status: "Waiting" },
 ): Promise<void> {
   const { db } = platform;
-  const pending = await db.query("select 1 from decisions where run_id = $1 and status = 'pending'", [runId]);
+  const pending = await db.query(
+    `select 1 from decisions where run_id = $1 and status = 'pending'
+     union all select 1 from app_operations where run_id = $1 and status = 'InputRequired'`,
+    [runId],
+  );
   if (pending.length) return;
   const owner = (
     await db.query<{ api_key_id: string | null }>("select api_key_id from code_runs where id = $1", [runId])
