@@ -265,7 +265,8 @@ export async function performAppCall(
         "update app_operations set status = 'InputRequired', input_id = $1, input_enc = $2, input_expires_at = $3 where id = $4",
         [known.input.id, sealOp("input", { ...question, mode: "form" }), known.input.expiresAt, opId],
       );
-      platform.track(settleInput(platform, opId, known.input.result, secrets));
+      // Not tracked: the App may hold the question for its whole input window, which must not delay a shutdown.
+      void settleInput(platform, opId, known.input.result, secrets).catch(() => undefined);
       platform.events.emit("run", { runId: call.runId, chatId: call.chatId });
       const outcome = inputOutcome(call.entry.binding, opId, question.message);
       return call.runId ? { outcome, operationId: opId, parked: true } : { outcome, operationId: opId };
@@ -323,8 +324,11 @@ async function settleInput(
   let outcome: CallOutcome;
   try {
     stored = redact(await result, secrets);
+    if (platform.closing) return;
     outcome = { type: "ok", resultJson: JSON.stringify(stored) };
   } catch (error) {
+    // Shutting down cancelled the App's request: the question stays as it was, lost with this process.
+    if (platform.closing) return;
     status = "Failed";
     reason = isAppCallError(error) ? error.reason : "unavailable";
     const message = isAppCallError(error) ? redact(error.message, secrets) : "The App call failed.";
