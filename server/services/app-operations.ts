@@ -106,6 +106,14 @@ export async function answerPendingInput(
   if (row.status !== "InputRequired" || !row.input_enc)
     throw new AppError("CONFLICT", `This App operation is ${row.status}, not waiting for input.`);
   const q = question(ctx, operationId, row.input_enc);
+  if (row.run_id) {
+    const run = await platform.db.query<{ status: string }>("select status from code_runs where id = $1", [row.run_id]);
+    if (!["Queued", "Running", "Waiting"].includes(run[0]?.status ?? ""))
+      throw new AppError(
+        "CONFLICT",
+        `The run that asked is ${run[0]?.status ?? "gone"}; nothing waits for this answer.`,
+      );
+  }
 
   if (row.input_state_enc) {
     // Parked durably: store the answer, the re-run sends it.

@@ -184,7 +184,7 @@ async function recordedStep(
     return answer(open<CallOutcome>(ctx, "code_run_calls", `${run.id}:${call.index}`, "outcome", existing.outcome_enc));
   if (existing.operation_id) {
     // Parked on a person's input: still waiting pauses again; answered is claimed and sent once.
-    const parked = await parkedStep(ctx, run, existing.operation_id, call.binding, existing.source, argsJson);
+    const parked = await parkedStep(ctx, run, mayUseApps, existing, call.binding, argsJson);
     if (parked) return parked;
     // Sent by a host that died before recording the outcome: a read (a resource or prompt, or a tool a
     // built-in App marks readOnlyHint) changes nothing, so it is sent again instead of failing the run.
@@ -233,18 +233,20 @@ async function recordedStep(
 async function parkedStep(
   ctx: ServiceContext,
   run: RunRow,
-  operationId: string,
+  mayUseApps: boolean,
+  existing: CallRow,
   binding: string,
-  sourceJson: string,
   argsJson: string,
 ): Promise<CallStep | undefined> {
+  const operationId = existing.operation_id!;
   const op = await ctx.platform.db.query<{ status: string }>("select status from app_operations where id = $1", [
     operationId,
   ]);
   if (op[0]?.status === "InputRequired") return { type: "pause" };
   if (op[0]?.status !== "InputAnswered") return undefined;
+  if (!mayUseApps) return { type: "stop", reason: "Cancelled", message: "The caller lost apps.use." };
   const entry = ctx.platform.apps.resolve(binding);
-  const source = JSON.parse(sourceJson) as { connectionId: string; name: string };
+  const source = JSON.parse(existing.source) as { connectionId: string; name: string };
   if (!entry || entry.connectionId !== source.connectionId || entry.name !== source.name) {
     const message = `${binding} changed while the run waited for input; nothing was sent.`;
     await failRun(ctx, run.id, "ReplayMismatch", message, []);
