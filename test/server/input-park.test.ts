@@ -22,6 +22,7 @@ import { INPUT_DEADLINE_MS } from "@/server/services/app-input";
 import { principalFromToken } from "@/server/services/auth";
 import { sweepRuns } from "@/server/services/code-runs/sweep";
 import { stop } from "../apps/helpers";
+import { BACKENDS } from "../helpers/databases";
 import { ADMIN_TOKEN, makePerson, startTestPlatform, type TestPlatform } from "../helpers/platform";
 
 const FIXTURE = path.join(import.meta.dirname, "..", "apps", "fixtures", "modern-server.mjs");
@@ -240,12 +241,22 @@ describe("a program's call parked on input", () => {
   });
 });
 
-describe("a restart while a run is parked on input", () => {
+describe.each(BACKENDS)("a restart while a run is parked on input ($name)", (backend) => {
   const dataDir = mkdtempSync(path.join(tmpdir(), "openbot-input-park-"));
-  const env = readEnv({ OPENBOT_DATA_DIR: dataDir, OPENBOT_ADMIN_TOKEN: ADMIN_TOKEN });
+  let env: ReturnType<typeof readEnv>;
+  let fresh: Awaited<ReturnType<typeof backend.fresh>>;
   let second: Platform | undefined;
+  beforeAll(async () => {
+    fresh = await backend.fresh();
+    env = readEnv({
+      OPENBOT_DATA_DIR: dataDir,
+      OPENBOT_ADMIN_TOKEN: ADMIN_TOKEN,
+      ...(fresh.url ? { DATABASE_URL: fresh.url } : {}),
+    });
+  });
   afterAll(async () => {
     await second?.close();
+    await fresh?.drop();
     rmSync(dataDir, { recursive: true, force: true });
   });
 
