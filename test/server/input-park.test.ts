@@ -18,7 +18,7 @@ import { createContextInner } from "@/server/api/trpc";
 import { bootPlatform } from "@/server/boot";
 import { readEnv } from "@/server/env";
 import type { Platform } from "@/server/platform";
-import { INPUT_DEADLINE_MS } from "@/server/services/app-input";
+import { claimRetry, INPUT_DEADLINE_MS, storeAnswer } from "@/server/services/app-input";
 import { principalFromToken } from "@/server/services/auth";
 import { sweepRuns } from "@/server/services/code-runs/sweep";
 import { stop } from "../apps/helpers";
@@ -219,6 +219,35 @@ describe("a program's call parked on input", () => {
       name: "AppInputRequired",
       details: { operationId: op.id, action: "expired" },
     });
+  });
+
+  it("at most once: a retry claimed by a host that then died is Unknown, never sent a second time", async () => {
+    const caller = t.caller(t.admin);
+    const chat = await caller.chats.create({});
+    const before = await stats(t.platform);
+    const record = await caller.codeRuns.runOnServer({ chatId: chat.id, code: GREET });
+    expect(record.status).toBe("Waiting");
+    const op = await parkedOp(t.platform, record.id);
+    // The answer is stored, and a host claims the retry (as the re-run does) ...
+    expect(await storeAnswer(t.platform, op.id, { action: "accept", content: { name: "Eve" } })).toBe(true);
+    const claimed = await claimRetry(t.platform, op.id);
+    expect(claimed?.retry.inputResponses).toEqual({ name: { action: "accept", content: { name: "Eve" } } });
+    expect(claimed?.retry.requestState).toMatch(/^greet-state-\d+$/);
+    // ... only one claimer gets it ...
+    expect(await claimRetry(t.platform, op.id)).toBeNull();
+    // ... and dies before sending: past every deadline the sweep finds the operation Unknown, re-runs the
+    // run, and the call waits for a person instead of being sent again.
+    await sweepRuns(t.platform, Date.now() + 5 * 60_000);
+    await vi.waitFor(
+      async () => expect((await caller.codeRuns.byId({ id: record.id })).calls[0]?.unknown?.state).toBe("pending"),
+      { timeout: 30_000, interval: 100 },
+    );
+    const after = await caller.codeRuns.byId({ id: record.id });
+    expect(after.status).toBe("Waiting");
+    expect(after.calls[0]?.app?.status).toBe("Unknown");
+    const seen = await stats(t.platform);
+    expect(seen.greetRetries).toBe(before.greetRetries);
+    expect(seen.greetCalls - before.greetCalls).toBe(1);
   });
 
   it("a URL question: the card carries the link, Done sends the retry with { action: 'accept' }", async () => {
