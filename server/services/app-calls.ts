@@ -310,7 +310,7 @@ export function inputOutcome(
 
 /**
  * When the person's answer to an App's question arrives, the App operation gets its final result; a
- * program's call gets it as its outcome (`input-settled`: parked.ts records it and re-runs the run).
+ * program's call gets it as its outcome (`app-input-result`: parked.ts records it and re-runs the run).
  */
 async function settleInput(
   platform: Platform,
