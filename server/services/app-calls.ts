@@ -263,7 +263,12 @@ export async function performAppCall(
       // long as this process and the App's own deadline (see settleInput and answerPendingInput).
       await db.query(
         "update app_operations set status = 'InputRequired', input_id = $1, input_enc = $2, input_expires_at = $3 where id = $4",
-        [known.input.id, sealOp("input", { ...question, mode: "form" }), known.input.expiresAt, opId],
+        [
+          known.input.id,
+          sealOp("input", { ...question, mode: "form", heldBy: platform.instanceId }),
+          known.input.expiresAt,
+          opId,
+        ],
       );
       // Not tracked: the App may hold the question for its whole input window, which must not delay a shutdown.
       void settleInput(platform, opId, known.input.result, secrets).catch(() => undefined);

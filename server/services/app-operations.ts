@@ -142,6 +142,18 @@ export async function answerPendingInput(
 
   // An older server's open request, held by this process's App connection.
   const pending = row.input_id ? platform.apps.pendingInput(row.input_id) : undefined;
+  const heldBy = (
+    JSON.parse(platform.open(`app_operations:${operationId}:input`, row.input_enc)) as { heldBy?: string }
+  ).heldBy;
+  if (!pending && heldBy && heldBy !== platform.instanceId) {
+    // Another live instance holds the App's request: the question is not lost, only not here.
+    const alive = await platform.db.query("select 1 from instances where id = $1 and lease_until > $2", [
+      heldBy,
+      Date.now(),
+    ]);
+    if (alive.length)
+      throw new AppError("CONFLICT", "Another OpenBot instance holds this App's question; try again in a moment.");
+  }
   if (pending?.state !== "pending") {
     // Lost (a restart, or the App's own deadline): the call ends as AppInputRequired, expired.
     await endParkedInput(platform, operationId, "expired");
