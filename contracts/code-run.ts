@@ -85,8 +85,8 @@ export const finishRunInput = z.object({
 export interface AppOperationView {
   id: string;
   executionId: string;
-  /** `Task`: the App runs the call as a task (MCP Tasks); `task` says how far it is. */
-  status: "Running" | "Completed" | "Failed" | "Unknown" | "InputRequired" | "Task";
+  /** `Task`: the App runs the call as a task (MCP Tasks); `task` says how far it is. `InputAnswered`: a parked question was answered, its retry not sent yet. */
+  status: "Running" | "Completed" | "Failed" | "Unknown" | "InputRequired" | "InputAnswered" | "Task";
   /** The stored MCP result (or the failure's safe details); null while running. Always present. */
   result?: unknown;
   /** The last `notifications/progress` the App reported for this call (message is the App's text), if any. */

@@ -9,6 +9,7 @@ import path from "node:path";
 import { type CreatePlatformOptions, createPlatform, type Platform } from "./platform";
 import { reportRunIfLate, subscribeAgent } from "./services/agent/late-results";
 import { bootstrapAdmin } from "./services/auth";
+import { settleParkedCall } from "./services/code-runs/parked";
 import { resumeRun } from "./services/code-runs/runs";
 import { sweepRuns } from "./services/code-runs/sweep";
 import { CANCEL_TASK, cancelRunTasks, cancelTask, POLL_TASK, pollTask } from "./services/code-runs/tasks";
@@ -42,6 +43,10 @@ export async function bootPlatform(options: BootOptions = {}): Promise<Platform 
       platform.track(jobs.enqueue(kind, { runId }, { key }));
     platform.events.on("decision-decided", ({ runId, decisionId }) =>
       enqueue("resume-run", runId, `resume-run:${decisionId}`),
+    );
+    platform.events.on("input-answered", ({ runId, key }) => enqueue("resume-run", runId, key));
+    platform.events.on("app-input-result", ({ operationId, outcome }) =>
+      platform.track(settleParkedCall({ platform, principal: null }, operationId, outcome)),
     );
     // An attempt ended waiting after its decisions were already taken: run it again (no key: each wait is new).
     platform.events.on("run-waiting", ({ runId }) => platform.track(jobs.enqueue("resume-run", { runId })));

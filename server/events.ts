@@ -11,7 +11,7 @@
  */
 import "server-only";
 import { EventEmitter } from "node:events";
-import type { LogLine } from "@/contracts/engine";
+import type { CallOutcome, LogLine } from "@/contracts/engine";
 import type { TurnEvent } from "@/contracts/turn-events";
 
 export interface PlatformEvents {
@@ -31,6 +31,10 @@ export interface PlatformEvents {
   "run-settled": [{ runId: string }];
   /** A person decided a program's call; the run is run again once none of its decisions is pending. */
   "decision-decided": [{ decisionId: string; runId: string }];
+  /** An older server's question was answered and its call came back: the program's call gets this outcome (parked.ts). */
+  "app-input-result": [{ operationId: string; outcome: CallOutcome }];
+  /** A program's call parked on input was answered or settled: the run is run again once nothing else waits. */
+  "input-answered": [{ runId: string; operationId: string; key: string }];
   /** An attempt ended with every pending call waiting for a decision (the run is Waiting now). */
   "run-waiting": [{ runId: string }];
   /** A direct App call that waited for a decision was decided and, when allowed, sent. */

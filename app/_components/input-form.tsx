@@ -1,7 +1,8 @@
 "use client";
 /**
  * An App asks for input (MCP elicitation): a form generated from its requested schema (text, numbers,
- * yes/no, one choice, several choices), answered outside the program.
+ * yes/no, one choice, several choices), or (URL mode) a link the person opens with Done / Decline,
+ * answered outside the program. A program's call waits (its run is Waiting) until the answer.
  */
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
@@ -83,6 +84,15 @@ export function InputForm({ input }: { input: PendingInputView }) {
           <span className="muted small">The App asks: </span>
           {input.message}
         </p>
+        {input.mode === "url" && input.url && (
+          <p style={{ margin: 0 }}>
+            {/* The person opens the App's page; the model never sees or follows it. */}
+            <a href={input.url} target="_blank" rel="noopener noreferrer" data-testid="input-url">
+              {input.url}
+            </a>
+            <span className="muted small"> — open it, finish there, then press Done.</span>
+          </p>
+        )}
         {Object.entries(properties).map(([key, p]) => {
           const label = `${p.title ?? key}${required.has(key) ? " *" : ""}`;
           const hint = p.description && <span className="hint">{p.description}</span>;
@@ -155,7 +165,7 @@ export function InputForm({ input }: { input: PendingInputView }) {
         )}
         <div className="row">
           <button className="primary" type="submit" disabled={answer.isPending}>
-            Send answer
+            {input.mode === "url" ? "Done" : "Send answer"}
           </button>
           <button
             type="button"

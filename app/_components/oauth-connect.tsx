@@ -31,7 +31,13 @@ export function ConnectButton({
             const response = await fetch(`/v1/connections/${encodeURIComponent(connectionId)}/oauth`, {
               method: "POST",
               headers: { "content-type": "application/json" },
-              body: JSON.stringify({ for: who }),
+              // Back to this chat after the sign-in (the server accepts only "/" or a chat path).
+              body: JSON.stringify({
+                for: who,
+                ...(/^\/chats\/[A-Za-z0-9_-]+$/.test(window.location.pathname)
+                  ? { returnTo: window.location.pathname }
+                  : {}),
+              }),
             });
             const body = (await response.json()) as {
               authorizationUrl?: string;

@@ -5,7 +5,7 @@
  */
 import "server-only";
 import type { CallToolResult, Client, ElicitRequest, ElicitResult } from "@modelcontextprotocol/client";
-import { AppCallError, type AppCallResult } from "./errors";
+import { AppCallError, type AppCallResult, type InputRequired } from "./errors";
 import { TASKS_META } from "./tasks";
 import { CALL_META } from "./transports";
 
@@ -21,11 +21,7 @@ export interface RetryParams {
   requestState?: string;
 }
 
-/** The embedded requests of an `input_required` result (one elicitation, sampling or roots request each). */
-export interface InputRequired {
-  inputRequests: Record<string, { method: string; params?: unknown }>;
-  requestState?: string;
-}
+export type { InputRequired };
 
 export type ElicitParams = ElicitRequest["params"];
 

@@ -31,12 +31,16 @@ import type { BuiltinHost } from "./builtin/host";
 import {
   describe,
   type ElicitParams,
+  inputRequiredOf,
   isProtocolError,
   isSdkError,
   MAX_MESSAGE,
   type Operation,
+  type RetryParams,
   type SendOptions,
+  send,
   sendAnswering,
+  shape,
 } from "./calls";
 import { type InputAnswer, InputRequest } from "./elicitation";
 import { AppCallError, type AppCallResult, isAppCallError } from "./errors";
@@ -161,7 +165,7 @@ export class AppConnection {
     const client = new Client(
       { name: "openbot", version: "0.1.0" },
       {
-        capabilities: { elicitation: { form: {} } },
+        capabilities: { elicitation: { form: {}, url: {} } },
         // 2026-07-28 when the server answers `server/discover`, else the 2025 `initialize` handshake.
         // Over HTTP a probe that times out is an outage, so it gets the whole connect deadline; over stdio
         // silence means an older server (the SDK falls back), so a short wait is enough.
@@ -301,10 +305,21 @@ export class AppConnection {
   /**
    * Runs one operation with a deadline. Fails fast with `unavailable` unless connected; an elicitation
    * from the App fails the returned promise with `input_required` while the call goes on.
+   * `inputRequired: "return"`: a 2026-07-28 `input_required` result is not asked in memory but rejects
+   * the call with `AppCallError("input_required")` carrying it (`asked`: the requests and requestState),
+   * so the caller can park durably; `retry` sends the request again with the person's `inputResponses`
+   * and the server's `requestState` unchanged.
    */
   call(
     op: Operation,
-    opts: { timeoutMs: number; signal?: AbortSignal; binding: string; onProgress?: SendOptions["onprogress"] },
+    opts: {
+      timeoutMs: number;
+      signal?: AbortSignal;
+      binding: string;
+      onProgress?: SendOptions["onprogress"];
+      inputRequired?: "ask" | "return";
+      retry?: RetryParams;
+    },
   ): Promise<AppCallResult> {
     const client = this.client;
     const gen = this.generation;
@@ -340,15 +355,24 @@ export class AppConnection {
     const key = randomUUID();
     let record: Inflight | undefined;
     const opened = this.opened;
-    const sent = sendAnswering(client, op, requestOptions, key, label, (params) => {
-      if (!record) throw new AppCallError("unavailable", `${label} asked for input before it was tracked.`);
-      return this.ask(record, params);
-    }).then((result) => {
-      // A call that allowed a task may have been answered with one (tasks.ts): its result comes later.
+    // A call that allowed a task may have been answered with one (tasks.ts): its result comes later.
+    const unlessTask = (result: AppCallResult): AppCallResult => {
       const task = op.kind === "tool" && op.tasks ? opened?.takeTask(key) : undefined;
       if (!task) return result;
-      throw new AppCallError("task_started", `${label} runs as task ${task.taskId}.`, undefined, undefined, task);
-    });
+      throw new AppCallError("task_started", `${label} runs as task ${task.taskId}.`, undefined, undefined, { task });
+    };
+    const sent = (
+      opts.inputRequired === "return"
+        ? send(client, op, requestOptions, key, opts.retry).then((raw) => {
+            const asked = inputRequiredOf(raw);
+            if (!asked) return shape(op, raw, label);
+            throw new AppCallError("input_required", `${label} asks for input.`, undefined, undefined, { asked });
+          })
+        : sendAnswering(client, op, requestOptions, key, label, (params) => {
+            if (!record) throw new AppCallError("unavailable", `${label} asked for input before it was tracked.`);
+            return this.ask(record, params);
+          })
+    ).then(unlessTask);
     const result = Promise.race([sent, aborted])
       .catch((error: unknown) => {
         throw this.mapError(gen, error, label);

@@ -88,17 +88,8 @@ export class InputRequest implements PendingInput {
   async answer(answer: InputAnswer): Promise<AppCallResult> {
     if (this.state !== "pending") throw new AppCallError("unavailable", `This input request is ${this.state}.`);
     if (answer.action === "accept") {
-      let check: ReturnType<ReturnType<typeof validator.getValidator>>;
-      try {
-        check = validator.getValidator(this.requestedSchema as never)(answer.content);
-      } catch {
-        throw new AppCallError("invalid_arguments", "The App's input schema cannot be checked.");
-      }
-      if (!check.valid)
-        throw new AppCallError(
-          "invalid_arguments",
-          `The answer does not fit the requested schema: ${check.errorMessage}`,
-        );
+      const problem = answerProblem(this.requestedSchema, answer.content);
+      if (problem) throw new AppCallError("invalid_arguments", problem);
     }
     this.settle("answered", answer);
     return this.result;
@@ -116,6 +107,17 @@ export class InputRequest implements PendingInput {
     this.options.respond(answer);
     this.options.onSettled();
   }
+}
+
+/** Why accepted content does not fit the App's requested schema (naming the field), or null when it fits. */
+export function answerProblem(requestedSchema: Record<string, unknown>, content: unknown): string | null {
+  let check: ReturnType<ReturnType<typeof validator.getValidator>>;
+  try {
+    check = validator.getValidator(requestedSchema as never)(content);
+  } catch {
+    return "The App's input schema cannot be checked.";
+  }
+  return check.valid ? null : `The answer does not fit the requested schema: ${check.errorMessage}`;
 }
 
 /**

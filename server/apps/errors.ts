@@ -27,6 +27,12 @@ export interface AppCallResult {
   [key: string]: unknown;
 }
 
+/** The embedded requests of an `input_required` result (one elicitation, sampling or roots request each). */
+export interface InputRequired {
+  inputRequests: Record<string, { method: string; params?: unknown }>;
+  requestState?: string;
+}
+
 export const APP_CALL_FAILURES: readonly AppCallFailure[] = [
   "timeout",
   "unavailable",
@@ -48,11 +54,16 @@ export class AppCallError extends Error {
     readonly result?: AppCallResult,
     /** The open question, for `input_required`: answer it outside the program. */
     readonly input?: PendingInput,
-    /** The App's task, for `task_started`: poll it with `AppRegistry.task`. */
-    readonly task?: TaskState,
+    /** What else the App answered: its task for `task_started` (poll it with `AppRegistry.task`); the
+     * `input_required` result itself for a call made with `inputRequired: "return"` (nothing waits in memory). */
+    extra: { task?: TaskState; asked?: InputRequired } = {},
   ) {
     super(message);
+    this.task = extra.task;
+    this.asked = extra.asked;
   }
+  readonly task?: TaskState;
+  readonly asked?: InputRequired;
 }
 
 export class ConnectionConfigError extends Error {

@@ -14,6 +14,7 @@ import { policiesPatchSchema } from "@/contracts/connections";
 import { ArgumentChecker } from "./arguments";
 import { buildCatalog, untrustedConnection } from "./bindings";
 import { type BuiltinHost, startBuiltinHost } from "./builtin/host";
+import type { RetryParams } from "./calls";
 import { AppConnection, type ConnectionDeps, type ConnectionRecord, type Operation, type Policy } from "./connection";
 import type { InputRequest, PendingInput } from "./elicitation";
 import { AppCallError, type AppCallResult, ConnectionConfigError } from "./errors";
@@ -26,9 +27,11 @@ import { parseTransport, redactTransport } from "./transports";
 import type { AppProgress, AppRegistryOptions, ConnectionView, ToolEntry } from "./types";
 
 export { defaultPolicy } from "./bindings";
+export type { RetryParams } from "./calls";
 export type { ConnectionStatus, Policy } from "./connection";
 export type { InputAnswer, PendingInput } from "./elicitation";
-export type { AppCallFailure, AppCallResult } from "./errors";
+export { answerProblem } from "./elicitation";
+export type { AppCallFailure, AppCallResult, InputRequired } from "./errors";
 export { AppCallError, ConnectionConfigError, isAppCallError, isConnectionConfigError } from "./errors";
 export type { TaskState, TaskStatus } from "./tasks";
 export { taskAnswerProblem } from "./tasks";
@@ -109,6 +112,10 @@ export class AppRegistry {
       userId?: string;
       /** The App may answer with a task (it then fails with `task_started` carrying it; see tasks.ts). */
       tasks?: boolean;
+      /** See `AppConnection.call`: return a 2026-07-28 `input_required` instead of asking in memory. */
+      inputRequired?: "ask" | "return";
+      /** Send again after an `input_required` round, with the answers and the server's state. */
+      retry?: RetryParams;
     } = {},
   ): Promise<AppCallResult> {
     let conn = this.conns.get(entry.connectionId);
@@ -139,7 +146,14 @@ export class AppRegistry {
         );
       conn = await this.personal.connectionFor(conn.record, opts.userId);
     }
-    return conn.call(op, { timeoutMs, signal: opts.signal, binding: entry.binding, onProgress: opts.onProgress });
+    return conn.call(op, {
+      timeoutMs,
+      signal: opts.signal,
+      binding: entry.binding,
+      onProgress: opts.onProgress,
+      inputRequired: opts.inputRequired,
+      retry: opts.retry,
+    });
   }
 
   /**

@@ -7,10 +7,11 @@
 import "server-only";
 import { randomUUID } from "node:crypto";
 import type { CallOutcome } from "@/contracts/engine";
-import { AppCallError, isAppCallError, type TaskState, type ToolEntry } from "../apps/registry";
+import { AppCallError, isAppCallError, type RetryParams, type TaskState, type ToolEntry } from "../apps/registry";
 import { logFailure, logOutcome } from "../log";
 import { observeAppCall } from "../metrics";
 import type { Platform } from "../platform";
+import { parkable, parkOperation } from "./app-input";
 import { progressRecorder } from "./app-progress";
 import type { Principal } from "./auth";
 import { checkAppCall } from "./capability";
@@ -140,6 +141,11 @@ export function failedOutcome(reason: string, message: string): CallOutcome {
  * between leaves a visible Unknown, never a silent resend. Used by programs, direct tool calls and pages
  * alike. `principal`: whose vault rights apply. What comes back (result, error text, an App's question)
  * is redacted against every secret in the vault before it is stored, logged or returned.
+ *
+ * A program's call (runId set) that an App asks for input is `parked`: its operation waits as
+ * InputRequired with the question stored (app-input.ts), no outcome is recorded and the returned
+ * `outcome` is only what the program gets if nobody answers; the journal pauses the call. `resume`: the
+ * re-run's retry of such an operation (already claimed, see claimRetry), sent with the person's answer.
  */
 export async function performAppCall(
   platform: Platform,
@@ -152,6 +158,7 @@ export async function performAppCall(
     principal: Principal;
     /** A program's call: the App may answer with a task (MCP Tasks); the call is then `parked` (see below). */
     tasks?: boolean;
+    resume?: { operationId: string; retry: RetryParams; round: number };
   },
 ): Promise<{ outcome: CallOutcome; operationId: string; parked?: boolean }> {
   const { db } = platform;
@@ -168,27 +175,28 @@ export async function performAppCall(
     };
     return { outcome, operationId: "" };
   }
-  const opId = `op_${randomUUID()}`;
+  const opId = call.resume?.operationId ?? `op_${randomUUID()}`;
   const sealOp = (field: string, value: unknown) =>
     platform.seal(`app_operations:${opId}:${field}`, JSON.stringify(value));
   // One statement: the operation row, and (for a program's call) the link from the run's call to it.
-  await db.query(
-    `with op as (
+  if (!call.resume)
+    await db.query(
+      `with op as (
        insert into app_operations (id, execution_id, chat_id, run_id, call_index, connection_id, tool, status, args_enc, started_at)
        values ($1, $2, $3, $4, $5, $6, $7, 'Running', $8, $9) returning id)
      update code_run_calls set operation_id = (select id from op) where run_id = $4 and idx = $5`,
-    [
-      opId,
-      `exe_${randomUUID()}`,
-      call.chatId,
-      call.runId,
-      call.index,
-      call.entry.connectionId,
-      call.entry.name,
-      sealOp("args", call.argsJson),
-      Date.now(),
-    ],
-  );
+      [
+        opId,
+        `exe_${randomUUID()}`,
+        call.chatId,
+        call.runId,
+        call.index,
+        call.entry.connectionId,
+        call.entry.name,
+        sealOp("args", call.argsJson),
+        Date.now(),
+      ],
+    );
   let outcome: CallOutcome;
   let stored: unknown;
   let status: "Completed" | "Failed";
@@ -206,6 +214,8 @@ export async function performAppCall(
           onProgress: progress.onProgress,
           signal: tracked.signal,
           ...(call.tasks ? { tasks: true } : {}),
+          // A program's call parks durably instead of waiting in memory for a 2026-07-28 server's question.
+          ...(call.runId ? { inputRequired: "return" as const, retry: call.resume?.retry } : {}),
         })
         .catch((error: unknown) => {
           answer = isAppCallError(error) ? error.reason : "unavailable";
@@ -228,7 +238,7 @@ export async function performAppCall(
     // The registry lives in another module graph in the build: its errors are told apart by their tag.
     if (answer !== "ok") observeAppCall(call.entry.connectionId, answer, (performance.now() - sentAt) / 1000);
     const raw = isAppCallError(error) ? error : undefined;
-    const known = raw
+    let known = raw
       ? new AppCallError(raw.reason, redact(raw.message, secrets), redact(raw.result, secrets), raw.input)
       : undefined;
     if (raw?.reason === "task_started" && raw.task) {
@@ -236,25 +246,43 @@ export async function performAppCall(
       const outcome = failedOutcome("task_started", `${call.entry.binding} runs as a task; its result comes later.`);
       return { outcome, operationId: opId, parked: true };
     }
+    if (known?.reason === "input_required" && raw?.asked && call.runId) {
+      const parked = parkable(raw.asked, call.entry.binding, call.resume?.round ?? 0);
+      if ("question" in parked) {
+        const question = {
+          ...parked.question,
+          message: redact(parked.question.message, secrets),
+          requestedSchema: redact(parked.question.requestedSchema, secrets),
+          ...(parked.question.url ? { url: redact(parked.question.url, secrets) } : {}),
+        };
+        await parkOperation(platform, opId, { question, state: parked.state });
+        platform.events.emit("run", { runId: call.runId, chatId: call.chatId });
+        return { outcome: inputOutcome(call.entry.binding, opId, question.message), operationId: opId, parked: true };
+      }
+      known = new AppCallError("tool_error", redact(parked.problem, secrets));
+    }
     if (known?.reason === "input_required" && known.input) {
       const question = {
         message: redact(known.input.message, secrets),
         requestedSchema: redact(known.input.requestedSchema, secrets),
         binding: call.entry.binding,
       };
+      // An older server's elicitation/create: the App holds the request open, so this pause lives only as
+      // long as this process and the App's own deadline (see settleInput and answerPendingInput).
       await db.query(
-        "update app_operations set status = 'InputRequired', input_id = $1, input_enc = $2 where id = $3",
-        [known.input.id, sealOp("input", question), opId],
+        "update app_operations set status = 'InputRequired', input_id = $1, input_enc = $2, input_expires_at = $3 where id = $4",
+        [
+          known.input.id,
+          sealOp("input", { ...question, mode: "form", heldBy: platform.instanceId }),
+          known.input.expiresAt,
+          opId,
+        ],
       );
-      platform.track(settleInput(platform, opId, known.input.result, secrets));
+      // Not tracked: the App may hold the question for its whole input window, which must not delay a shutdown.
+      void settleInput(platform, opId, known.input.result, secrets).catch(() => undefined);
       platform.events.emit("run", { runId: call.runId, chatId: call.chatId });
-      const outcome: CallOutcome = {
-        type: "error",
-        name: "AppInputRequired",
-        message: `${call.entry.binding} needs a person's input: answer App operation ${opId} outside the program.`,
-        details: { operationId: opId, message: question.message },
-      };
-      return { outcome, operationId: opId };
+      const outcome = inputOutcome(call.entry.binding, opId, question.message);
+      return call.runId ? { outcome, operationId: opId, parked: true } : { outcome, operationId: opId };
     }
     const reason = known?.reason ?? "unavailable";
     const message = known?.message ?? "The App could not be reached.";
@@ -303,7 +331,28 @@ async function parkOnTask(
   platform.events.emit("run", { runId: call.runId, chatId: call.chatId });
 }
 
-/** When the person's answer to an App's question arrives, the App operation gets its final result. */
+/** What a call gets when its question is not answered (a direct call at once; a program's call when declined or expired). */
+export function inputOutcome(
+  binding: string,
+  operationId: string,
+  message: string,
+  action?: "decline" | "cancel" | "expired",
+): Extract<CallOutcome, { type: "error" }> {
+  const text = action
+    ? `${binding} asked for a person's input, which was ${action === "expired" ? "not given in time" : action === "decline" ? "declined" : "cancelled"}.`
+    : `${binding} needs a person's input: answer App operation ${operationId} outside the program.`;
+  return {
+    type: "error",
+    name: "AppInputRequired",
+    message: text,
+    details: { operationId, message, ...(action ? { action } : {}) },
+  };
+}
+
+/**
+ * When the person's answer to an App's question arrives, the App operation gets its final result; a
+ * program's call gets it as its outcome (`app-input-result`: parked.ts records it and re-runs the run).
+ */
 async function settleInput(
   platform: Platform,
   opId: string,
@@ -313,17 +362,27 @@ async function settleInput(
   let status = "Completed";
   let stored: unknown;
   let reason: string | null = null;
+  let outcome: CallOutcome;
   try {
     stored = redact(await result, secrets);
+    if (platform.closing) return;
+    outcome = { type: "ok", resultJson: JSON.stringify(stored) };
   } catch (error) {
+    // Shutting down cancelled the App's request: the question stays as it was, lost with this process.
+    if (platform.closing) return;
     status = "Failed";
     reason = isAppCallError(error) ? error.reason : "unavailable";
     const message = isAppCallError(error) ? redact(error.message, secrets) : "The App call failed.";
-    stored = { error: { name: "AppCallFailed", message, details: { reason } } };
+    const details: Record<string, unknown> = { reason };
+    if (isAppCallError(error) && error.result !== undefined) details.result = redact(error.result, secrets);
+    stored = { error: { name: "AppCallFailed", message, details } };
+    outcome = { type: "error", name: "AppCallFailed", message, details };
   }
   const rows = await platform.db.query<{ chat_id: string | null; run_id: string | null }>(
-    "update app_operations set status = $1, result_enc = $2, error_reason = $3, finished_at = $4 where id = $5 returning chat_id, run_id",
+    "update app_operations set status = $1, result_enc = $2, error_reason = $3, finished_at = $4 where id = $5 and status = 'InputRequired' returning chat_id, run_id",
     [status, platform.seal(`app_operations:${opId}:result`, JSON.stringify(stored)), reason, Date.now(), opId],
   );
-  platform.events.emit("run", { runId: rows[0]?.run_id ?? null, chatId: rows[0]?.chat_id });
+  if (!rows[0]) return; // expired or settled meanwhile
+  platform.events.emit("run", { runId: rows[0].run_id, chatId: rows[0].chat_id });
+  if (rows[0].run_id) platform.events.emit("app-input-result", { operationId: opId, outcome });
 }

@@ -4,7 +4,7 @@
  * started it, checked by its `state`. Answers never carry a token.
  */
 import "server-only";
-import { oauthCallbackSchema, oauthSignInSchema } from "@/contracts/oauth";
+import { oauthCallbackSchema, oauthReturnToSchema, oauthSignInSchema } from "@/contracts/oauth";
 import { isOAuthFlowError } from "../apps/oauth/errors";
 import { type OAuthTarget, SHARED } from "../apps/oauth/manager";
 import type { Platform } from "../platform";
@@ -67,7 +67,9 @@ export async function startOAuth(
   if (!parsed.success) throw invalidInput(parsed.error.issues);
   const target = targetOf(platform, connectionId);
   const userId = whose(target, p, parsed.data.for);
-  const started = await flow(() => platform.oauth.start(target, userId, p.userId, origin));
+  const started = await flow(() =>
+    platform.oauth.start(target, userId, p.userId, origin, parsed.data.returnTo ?? null),
+  );
   if (started.authorized) await platform.apps.signedInChanged(connectionId, userId);
   return started;
 }
@@ -88,12 +90,17 @@ export async function signOutOAuth(
   return { ok: true as const };
 }
 
-/** The authorization server sent the person back: completes their sign-in; says where to go next. */
+/**
+ * The authorization server sent the person back: completes their sign-in; says where to go next (the
+ * chat the sign-in was started from, when it named one).
+ */
 export async function finishOAuth(platform: Platform, principal: Principal | null, query: URLSearchParams) {
   const p = requirePermission(principal, "apps.use");
   const parsed = oauthCallbackSchema.safeParse(Object.fromEntries(query));
   if (!parsed.success) throw invalidInput(parsed.error.issues);
   const done = await flow(() => platform.oauth.complete(p.userId, query, (id) => platform.apps.oauthTarget(id)));
   await platform.apps.signedInChanged(done.connectionId, done.userId);
-  return { connectionId: done.connectionId, shared: done.userId === SHARED };
+  // Back where the sign-in was started (a chat), checked again: only a same-origin relative path is followed.
+  const back = oauthReturnToSchema.safeParse(done.returnTo);
+  return { connectionId: done.connectionId, shared: done.userId === SHARED, returnTo: back.success ? back.data : null };
 }

@@ -76,6 +76,7 @@ describe("a 2026-07-28 server", () => {
       "modern.add",
       "modern.count",
       "modern.greet",
+      "modern.link",
       "modern.stats",
       "modern.wait",
     ]);

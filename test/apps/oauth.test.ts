@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { oauthSignInSchema } from "@/contracts/oauth";
 import { authorizedFetch, followRedirect } from "@/server/apps/oauth/fetch";
 import { ConnectionOAuth, SHARED } from "@/server/apps/oauth/manager";
 import { memoryStore, OAuthSession } from "@/server/apps/oauth/session";
@@ -93,7 +94,7 @@ describe("shared sign-in (an admin signs in once)", () => {
     });
 
     const done = await oauth.complete("usr_admin", params, (c) => apps.oauthTarget(c));
-    expect(done).toEqual({ connectionId: id, userId: SHARED });
+    expect(done).toEqual({ connectionId: id, userId: SHARED, returnTo: null });
     expect(server.log.tokens.at(-1)).toMatchObject({ grant: "authorization_code", resource: server.url });
     // A state answers once.
     await expect(oauth.complete("usr_admin", params, (c) => apps.oauthTarget(c))).rejects.toMatchObject({
@@ -156,7 +157,10 @@ describe("per-person sign-in", () => {
     const target = apps.oauthTarget(id)!;
     server.signInAs("admin-account");
     const shared = await oauth.start(target, SHARED, "usr_admin", ORIGIN);
-    await oauth.complete("usr_admin", await approve(shared.authorizationUrl!), (c) => apps.oauthTarget(c));
+    const sharedDone = await oauth.complete("usr_admin", await approve(shared.authorizationUrl!), (c) =>
+      apps.oauthTarget(c),
+    );
+    expect(sharedDone.returnTo).toBeNull();
     await apps.signedInChanged(id, SHARED);
     await until(() => apps.connection(id)?.status === "connected");
     const whoami = entryOf(apps, "mine.whoami");
@@ -167,12 +171,14 @@ describe("per-person sign-in", () => {
     expect((await failure(apps.call(whoami, {}))).reason).toBe("auth_required");
 
     server.signInAs("bob");
-    const bobs = await oauth.start(target, "usr_bob", "usr_bob", ORIGIN);
+    // Started from a chat: the callback sends Bob back there.
+    const bobs = await oauth.start(target, "usr_bob", "usr_bob", ORIGIN, "/chats/chat_bob");
     const params = await approve(bobs.authorizationUrl!);
     await expect(oauth.complete("usr_carol", params, (c) => apps.oauthTarget(c))).rejects.toMatchObject({
       reason: "state_mismatch",
     });
-    await oauth.complete("usr_bob", params, (c) => apps.oauthTarget(c));
+    const done = await oauth.complete("usr_bob", params, (c) => apps.oauthTarget(c));
+    expect(done).toMatchObject({ userId: "usr_bob", returnTo: "/chats/chat_bob" });
     await apps.signedInChanged(id, "usr_bob");
 
     expect((await apps.call(whoami, {}, { userId: "usr_bob" })).structuredContent).toEqual({ user: "bob" });
@@ -225,5 +231,25 @@ describe("the OAuth session without a person (the conformance client's way)", ()
     params.set("iss", "https://evil.example/");
     await expect(session.complete(params)).rejects.toMatchObject({ reason: "issuer_mismatch" });
     expect(await session.signedIn()).toBe(false);
+  });
+});
+
+describe("where the callback sends the person back", () => {
+  it("only / or a chat path is accepted as returnTo, never an absolute or protocol-relative URL", () => {
+    for (const ok of ["/", "/chats/chat_1", "/chats/abc-DEF_9"])
+      expect(oauthSignInSchema.safeParse({ for: "me", returnTo: ok }).success).toBe(true);
+    for (const bad of [
+      "https://evil.example/",
+      "//evil.example/chats/x",
+      "/chats/../admin",
+      "/admin/apps",
+      "/chats/x?y=1",
+      "/\\evil.example",
+      "chats/x",
+    ]) {
+      const parsed = oauthSignInSchema.safeParse({ for: "me", returnTo: bad });
+      expect(parsed.success, bad).toBe(false);
+      expect(parsed.error?.issues[0]?.message).toContain("returnTo");
+    }
   });
 });

@@ -76,7 +76,8 @@ test("a per-person OAuth App: a program of someone not signed in fails with auth
   await expect(card.getByTestId("run-failure")).toContainText("AppCallFailed");
   server.signInAs("admin-personal");
   await card.getByRole("button", { name: "Connect My Notes" }).click();
-  await expect(page).toHaveURL(/oauth=connected/);
+  // Back to the chat the sign-in was started from, not the home page.
+  await expect(page).toHaveURL(new RegExp(`/chats/${chat.id}\\?oauth=connected`));
   const status = await (await page.request.get(`/v1/connections/${id}/oauth`)).json();
   expect(status).toMatchObject({ mode: "person", signedIn: true });
 

@@ -6,7 +6,7 @@
  * Page reads of App data (the outbox) pass the same capability check as a program's call.
  */
 import type { TRPCError } from "@trpc/server";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { runTurnToEnd } from "@/server/services/agent/turns";
 import { lastIsTool, lastToolResult, scriptedModel } from "../helpers/mock-model";
 import { makePerson, startTestPlatform, type TestPlatform } from "../helpers/platform";
@@ -302,21 +302,34 @@ describe("an App's question is redacted too", () => {
     const chat = await caller.chats.create({});
     const record = await caller.codeRuns.runOnServer({
       chatId: chat.id,
-      code: `try { await apps.everything.trigger_elicitation_request({}) } catch (error) { return { name: error.name, message: error.details.message, op: error.details.operationId } }`,
+      code: "const r = await apps.everything.trigger_elicitation_request({}); return r.content",
     });
-    const value = (record.result as { value: { name: string; message: string; op: string } }).value;
-    expect(value.name).toBe("AppInputRequired");
-    expect(value.message).toBe("Please provide inputs for the ⟦hidden:question/words⟧:");
+    // The run waits for the person (the program's call is parked on the question).
+    expect(record.status).toBe("Waiting");
     const [pending] = await caller.appOperations.pendingInputs({ chatId: chat.id });
     expect(pending!.message).toBe("Please provide inputs for the ⟦hidden:question/words⟧:");
+    const stored = await t.platform.db.query<{ input_enc: string }>(
+      "select input_enc from app_operations where id = $1",
+      [pending!.operationId],
+    );
+    expect(t.platform.open(`app_operations:${pending!.operationId}:input`, stored[0]!.input_enc)).not.toContain(
+      "following fields",
+    );
     const answered = await caller.appOperations.answer({
-      operationId: value.op,
+      operationId: pending!.operationId,
       answer: { action: "accept", content: { name: "Ada Lovelace", check: true } },
     });
     expect(answered.status).toBe("Completed");
+    await vi.waitFor(async () => expect((await caller.codeRuns.byId({ id: record.id })).status).toBe("Completed"), {
+      timeout: 30_000,
+      interval: 100,
+    });
     const after = await caller.codeRuns.byId({ id: record.id });
     const result = JSON.stringify(after.calls[0]?.app?.result);
     expect(result).toContain("⟦hidden:answer/name⟧");
     expect(result).not.toContain("Ada Lovelace");
+    const value = JSON.stringify((after.result as { value: unknown }).value);
+    expect(value).toContain("⟦hidden:answer/name⟧");
+    expect(value).not.toContain("Ada Lovelace");
   }, 60_000);
 });

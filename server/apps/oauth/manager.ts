@@ -39,6 +39,7 @@ interface Row {
   user_id: string;
   data_enc: string;
   started_by: string | null;
+  return_to?: string | null;
 }
 
 export class ConnectionOAuth {
@@ -80,6 +81,8 @@ export class ConnectionOAuth {
     userId: string,
     startedBy: string,
     origin: string,
+    /** Where the callback sends the person back (validated by the caller: a same-origin relative path). */
+    returnTo: string | null = null,
   ): Promise<{ authorizationUrl?: string; authorized: boolean }> {
     const key = keyOf(target.connectionId, userId);
     this.origins.set(key, this.options.publicOrigin ?? origin);
@@ -88,21 +91,21 @@ export class ConnectionOAuth {
     const outcome = await session.authorize({ scope: target.oauth.scope });
     if (outcome === "AUTHORIZED") return { authorized: true };
     await this.options.db.query(
-      "update oauth_credentials set state_hash = $1, started_by = $2 where connection_id = $3 and user_id = $4",
-      [sha256(outcome.state), startedBy, target.connectionId, userId],
+      "update oauth_credentials set state_hash = $1, started_by = $2, return_to = $5 where connection_id = $3 and user_id = $4",
+      [sha256(outcome.state), startedBy, target.connectionId, userId, returnTo],
     );
     return { authorizationUrl: outcome.url.toString(), authorized: false };
   }
 
   /**
    * The callback: finds the started sign-in by its `state`, refuses anyone but the person who started it,
-   * and exchanges the code. Returns the connection it was for.
+   * and exchanges the code. Returns the connection it was for and where its starter asked to go back to.
    */
   async complete(
     callerId: string,
     params: URLSearchParams,
     targetOf: (connectionId: string) => OAuthTarget | undefined,
-  ): Promise<{ connectionId: string; userId: string }> {
+  ): Promise<{ connectionId: string; userId: string; returnTo: string | null }> {
     const state = params.get("state");
     const [row] = state
       ? await this.options.db.query<Row>("select * from oauth_credentials where state_hash = $1", [sha256(state)])
@@ -118,7 +121,7 @@ export class ConnectionOAuth {
       [row.connection_id, row.user_id],
     );
     await this.session(target, row.user_id).complete(params);
-    return { connectionId: row.connection_id, userId: row.user_id };
+    return { connectionId: row.connection_id, userId: row.user_id, returnTo: row.return_to ?? null };
   }
 
   /** Signs `userId` out of a connection: revokes the tokens and forgets them. */

@@ -16,6 +16,7 @@ import { sql as oauthCredentials } from "./0013-oauth-credentials";
 import { sql as cluster } from "./0015-cluster";
 import { sql as appProgress } from "./0016-app-progress";
 import { sql as grants } from "./0017-grants";
+import { sql as inputPark } from "./0018-input-park";
 import { sql as appTasks } from "./0019-app-tasks";
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -34,5 +35,6 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: "0015-cluster", sql: cluster },
   { id: "0016-app-progress", sql: appProgress },
   { id: "0017-grants", sql: grants },
+  { id: "0018-input-park", sql: inputPark },
   { id: "0019-app-tasks", sql: appTasks },
 ];

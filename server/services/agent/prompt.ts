@@ -15,7 +15,7 @@ export function runCodeDescription(tools: readonly ToolEntry[], limits: CodeMode
   return [
     'Run a JavaScript program (language "typescript" also works) that calls Apps and returns only what you need. The code is an async function body: await, then return a JSON value.',
     'apps.<app>.<tool>(args) (or apps.call("app.tool", args)) resolves to the MCP result { content, structuredContent?, isError? }. console.log keeps log lines; text()/json() add output; vault.<name> is a secret reference to pass on. No fetch, timers, imports or Node; Date.now() is fixed, Math.random() seeded.',
-    'Failed calls throw an Error named AppCallDenied, AppCallFailed (details.reason), AppInputRequired (answered outside the code) or VaultDenied. Use Promise.all for parallel calls. status "waiting" means a person must decide: the result is posted later; do not retry.',
+    'Failed calls throw an Error named AppCallDenied, AppCallFailed (details.reason), AppInputRequired (a person declined or did not answer an App question) or VaultDenied. Use Promise.all for parallel calls. status "waiting" means a person must decide or answer an App question: the result is posted later; do not retry.',
     `Limits: ${limits.timeoutMs} ms run time, ${limits.memoryMb} MB, ${limits.outputBytes} bytes of output, ${limits.maxPendingCalls} calls at once.`,
     "Bindings (-> structuredContent type; -> ? unknown: return the raw result first). Full declarations: openbot_code_api.",
     ...bindingIndex(tools),

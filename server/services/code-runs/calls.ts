@@ -61,8 +61,10 @@ export async function handleCall(
     argsJson,
     principal,
     tasks: true,
+    ...(step.resume ? { resume: step.resume } : {}),
   });
-  // The App runs it as a task: the poll job (tasks.ts) records the outcome and runs the program again.
+  // Parked: the App runs it as a task (the poll job, tasks.ts, records the outcome), or it waits for a
+  // person's input; no outcome yet, the run waits (no worker held) and is run again when it settles.
   if (parked) return { type: "pause" };
   return recordOutcome(ctx, run.id, call.index, outcome, null);
 }

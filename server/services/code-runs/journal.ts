@@ -8,9 +8,10 @@ import type { RunTicket } from "@/contracts/code-run";
 import type { CallOutcome, CallRequest, FailureReason, RecordedCall } from "@/contracts/engine";
 import { CANONICAL_MAX_DEPTH, canonicalJson } from "@/worker/canonical-json";
 import { discoveryOutcome, isDiscoveryBinding } from "../../apps/discovery";
-import type { ToolEntry } from "../../apps/registry";
+import type { RetryParams, ToolEntry } from "../../apps/registry";
 import { sha256 } from "../../crypto";
 import { failedOutcome } from "../app-calls";
+import { claimRetry } from "../app-input";
 import type { ServiceContext } from "../context";
 import { decisionStatus } from "../decisions";
 import { failRun } from "./endings";
@@ -77,7 +78,15 @@ const MAX_ARGS_JSON = 3 * 1024 * 1024;
  */
 export type CallStep =
   | { type: "answer"; outcome: CallOutcome }
-  | { type: "send"; fresh: boolean; run: RunRow; entry: ToolEntry; argsJson: string }
+  | {
+      type: "send";
+      fresh: boolean;
+      run: RunRow;
+      entry: ToolEntry;
+      argsJson: string;
+      /** The retry of a call parked on input, claimed here (app-input.ts): sent once with the answer. */
+      resume?: { operationId: string; retry: RetryParams; round: number };
+    }
   | { type: "pause" }
   | { type: "stop"; reason: Extract<FailureReason, "ReplayMismatch" | "Cancelled" | "Unavailable">; message: string };
 
@@ -176,6 +185,9 @@ async function recordedStep(
   if (existing.operation_id) {
     // The App runs it as a task not finished yet: it waits again (the poll job records its outcome).
     if (await isOpenTask(ctx, existing.operation_id)) return { type: "pause" };
+    // Parked on a person's input: still waiting pauses again; answered is claimed and sent once.
+    const parked = await parkedStep(ctx, run, mayUseApps, existing, call.binding, argsJson);
+    if (parked) return parked;
     // Sent by a host that died before recording the outcome: a read (a resource or prompt, or a tool a
     // built-in App marks readOnlyHint) changes nothing, so it is sent again instead of failing the run.
     const entry = ctx.platform.apps.resolve(call.binding);
@@ -221,6 +233,38 @@ async function isOpenTask(ctx: ServiceContext, operationId: string): Promise<boo
     [operationId],
   );
   return op.length > 0;
+}
+
+/**
+ * A recorded call whose App operation asked for input (app-input.ts): InputRequired pauses; InputAnswered
+ * is claimed (one statement: only one host gets it) and sent again with the answer, unless the binding
+ * changed meanwhile (then nothing is sent). Undefined: the operation is not parked (the ordinary paths).
+ */
+async function parkedStep(
+  ctx: ServiceContext,
+  run: RunRow,
+  mayUseApps: boolean,
+  existing: CallRow,
+  binding: string,
+  argsJson: string,
+): Promise<CallStep | undefined> {
+  const operationId = existing.operation_id!;
+  const op = await ctx.platform.db.query<{ status: string }>("select status from app_operations where id = $1", [
+    operationId,
+  ]);
+  if (op[0]?.status === "InputRequired") return { type: "pause" };
+  if (op[0]?.status !== "InputAnswered") return undefined;
+  if (!mayUseApps) return { type: "stop", reason: "Cancelled", message: "The caller lost apps.use." };
+  const entry = ctx.platform.apps.resolve(binding);
+  const source = JSON.parse(existing.source) as { connectionId: string; name: string };
+  if (!entry || entry.connectionId !== source.connectionId || entry.name !== source.name) {
+    const message = `${binding} changed while the run waited for input; nothing was sent.`;
+    await failRun(ctx, run.id, "ReplayMismatch", message, []);
+    return { type: "stop", reason: "ReplayMismatch", message };
+  }
+  const claimed = await claimRetry(ctx.platform, operationId);
+  if (!claimed) return undefined;
+  return { type: "send", fresh: false, run, entry, argsJson, resume: { operationId, ...claimed } };
 }
 
 async function lostRead(ctx: ServiceContext, entry: ToolEntry, operationId: string): Promise<boolean> {

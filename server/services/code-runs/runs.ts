@@ -115,7 +115,8 @@ async function ticketFor(ctx: ServiceContext, run: RunRow): Promise<RunTicket | 
 }
 
 /**
- * Runs the program again from the top on the server runner, once no decision of the run is pending.
+ * Runs the program again from the top on the server runner, once no decision of the run is pending and
+ * none of its calls waits for a person's input.
  * It acts as the API key that started the run; if that key is gone the run ends as Interrupted.
  */
 export async function resumeRun(
@@ -124,14 +125,14 @@ export async function resumeRun(
   from: { status: "Waiting" } | { status: "Running"; attempt: number } = { status: "Waiting" },
 ): Promise<void> {
   const { db } = platform;
-  const pending = await db.query("select 1 from decisions where run_id = $1 and status = 'pending'", [runId]);
-  if (pending.length) return;
-  // A task of the run is still out at its App: its poll job runs the program again when it finishes.
-  const tasks = await db.query(
-    "select 1 from app_operations where run_id = $1 and status in ('Task', 'InputRequired') and task_enc is not null",
+  // Not while a decision is pending, a person's input is awaited, or a task is still out at its App
+  // (its poll job, tasks.ts, runs the program again when it finishes).
+  const pending = await db.query(
+    `select 1 from decisions where run_id = $1 and status = 'pending'
+     union all select 1 from app_operations where run_id = $1 and status in ('InputRequired', 'Task')`,
     [runId],
   );
-  if (tasks.length) return;
+  if (pending.length) return;
   const owner = (
     await db.query<{ api_key_id: string | null }>("select api_key_id from code_runs where id = $1", [runId])
   )[0];

@@ -3,6 +3,7 @@ import "server-only";
 import type { EngineLimits } from "@/contracts/engine";
 import type { Platform } from "../../platform";
 import { failRun } from "./endings";
+import { expireParkedInputs } from "./parked";
 import type { RunRow } from "./rows";
 import { resumeRun } from "./runs";
 
@@ -15,7 +16,9 @@ const STALE_GRACE_MS = 60_000;
  * sent again. A server-hosted run whose instance's lease expired (cluster.ts), or a page-hosted run whose
  * tab went silent, is continued by the server runner through replay (the attempt guard lets one
  * instance win; an Unknown write then waits for a person, unknown.ts). A waiting run whose decision is
- * gone ends as Interrupted (one parked on an App's task waits for its poll job, code-runs/tasks.ts). Reading a
+ * gone ends as Interrupted; one waiting for a person's input is left to wait (or to its question's
+ * deadline, which ends the call as AppInputRequired), one parked on an App's task waits for its poll job
+ * (code-runs/tasks.ts). Reading a
  * run never does any of this.
  */
 export async function sweepRuns(
@@ -26,10 +29,12 @@ export async function sweepRuns(
   await db.query("update app_operations set status = 'Unknown' where status = 'Running' and started_at < $1", [
     now - STALE_GRACE_MS - 60_000,
   ]);
-  // Open questions live with the App connection; one older than any answer window (10 min) is gone.
+  // A question past its deadline ends: the program's call gets AppInputRequired and its run goes on.
   // (A task's question lives with the task at its App, which keeps it as long as the task lives.)
+  await expireParkedInputs(platform, now);
   await db.query(
-    "update app_operations set status = 'Failed', error_reason = 'input_expired', finished_at = $2 where status = 'InputRequired' and started_at < $1 and task_enc is null",
+    `update app_operations set status = 'Failed', error_reason = 'input_expired', finished_at = $2
+     where status = 'InputRequired' and input_expires_at is null and task_enc is null and started_at < $1`,
     [now - 10 * 60_000 - STALE_GRACE_MS, now],
   );
   const resumed: string[] = [];
@@ -64,7 +69,7 @@ export async function sweepRuns(
     `select r.id from code_runs r where r.status = 'Waiting'
      and not exists (select 1 from decisions d where d.run_id = r.id and d.status in ('pending', 'allowed', 'denied'))
      and not exists (select 1 from code_run_calls c where c.run_id = r.id and c.unknown_state in ('pending', 'send', 'done'))
-     and not exists (select 1 from app_operations o where o.run_id = r.id and o.status in ('Task', 'InputRequired') and o.task_enc is not null)`,
+     and not exists (select 1 from app_operations o where o.run_id = r.id and (o.input_enc is not null or o.status = 'Task'))`,
   );
   for (const { id } of orphans) {
     interrupted.push(id);
@@ -75,7 +80,7 @@ export async function sweepRuns(
     `select r.id from code_runs r where r.status = 'Waiting' and r.updated_at < $1
      and not exists (select 1 from decisions d where d.run_id = r.id and d.status = 'pending')
      and not exists (select 1 from code_run_calls c where c.run_id = r.id and c.unknown_state = 'pending')
-     and not exists (select 1 from app_operations o where o.run_id = r.id and o.status in ('Task', 'InputRequired') and o.task_enc is not null)`,
+     and not exists (select 1 from app_operations o where o.run_id = r.id and o.status in ('InputRequired', 'Task'))`,
     [now - STALE_GRACE_MS],
   );
   for (const { id } of decided) {

@@ -8,7 +8,8 @@ export const dynamic = "force-dynamic";
 
 /**
  * Where an authorization server sends the person back. It needs their session (the cookie goes along on
- * this top-level navigation) and completes only the sign-in they started; then back to the page.
+ * this top-level navigation) and completes only the sign-in they started; then back to the page it was
+ * started from (a chat, as a validated relative path), else home.
  */
 export async function GET(req: Request) {
   try {
@@ -22,8 +23,8 @@ export async function GET(req: Request) {
       params: {},
       body: undefined,
       query,
-    })) as { connectionId: string; shared: boolean };
-    const next = done.shared ? "/admin/apps" : "/";
+    })) as { connectionId: string; shared: boolean; returnTo: string | null };
+    const next = done.shared ? "/admin/apps" : (done.returnTo ?? "/");
     return new Response(null, {
       status: 303,
       headers: { location: `${next}?oauth=connected&connection=${encodeURIComponent(done.connectionId)}` },
