@@ -24,6 +24,7 @@ import {
   referencedNames,
   type Substituted,
   substituteSecrets,
+  VAULT_FINGERPRINT,
   vaultRefusal,
 } from "./vault";
 
@@ -71,9 +72,12 @@ export async function checkCall(
   principal: Principal,
   entry: ToolEntry,
   argsJson: string,
-  call?: { runId: string; chatId: string; index: number },
+  call?: { runId: string; chatId: string; index: number; policies?: string | null },
 ): Promise<CallCheck> {
-  const policy = await storedPolicy(platform, entry);
+  const policy = policyOf(
+    entry,
+    call?.policies !== undefined ? call.policies : await storedPolicies(platform, entry.connectionId),
+  );
   const verdict = checkAppCall(principal, policy === entry.policy ? entry : { ...entry, policy }, argsJson);
   if (verdict.verdict === "deny") {
     const outcome: Extract<CallOutcome, { type: "error" }> = {
@@ -114,17 +118,20 @@ export async function checkCall(
 
 /**
  * The tool's policy as stored now: an admin's edit on another instance binds this call at once, before
- * that instance's notification has reloaded the connection here. A removed connection denies.
+ * that instance's notification has reloaded the connection here. A removed connection (no row: `null`)
+ * denies. A program's call has the row read with its record (`decideCall`); others read it here.
  */
-async function storedPolicy(platform: Platform, entry: ToolEntry): Promise<ToolEntry["policy"]> {
-  const row = (
-    await platform.db.query<{ policies: string }>("select policies from connections where id = $1", [
-      entry.connectionId,
-    ])
-  )[0];
-  if (!row) return "deny";
+async function storedPolicies(platform: Platform, connectionId: string): Promise<string | null> {
+  const rows = await platform.db.query<{ policies: string }>("select policies from connections where id = $1", [
+    connectionId,
+  ]);
+  return rows[0]?.policies ?? null;
+}
+
+function policyOf(entry: ToolEntry, policies: string | null): ToolEntry["policy"] {
+  if (policies === null) return "deny";
   try {
-    const stored = (JSON.parse(row.policies) as Record<string, unknown>)[entry.name];
+    const stored = (JSON.parse(policies) as Record<string, unknown>)[entry.name];
     return stored === "allow" || stored === "ask" || stored === "deny" ? stored : entry.defaultPolicy;
   } catch {
     return entry.policy;
@@ -150,6 +157,11 @@ export async function performAppCall(
     entry: ToolEntry;
     argsJson: string;
     principal: Principal;
+    /**
+     * Stores the operation's end instead of the plain update: a program's call writes it in one statement
+     * with the call's outcome (journal `recordOutcome`). Not called when the App asks for input.
+     */
+    finish?: (operation: FinishedOperation, outcome: CallOutcome) => Promise<void>;
   },
 ): Promise<{ outcome: CallOutcome; operationId: string }> {
   const { db } = platform;
@@ -169,12 +181,14 @@ export async function performAppCall(
   const opId = `op_${randomUUID()}`;
   const sealOp = (field: string, value: unknown) =>
     platform.seal(`app_operations:${opId}:${field}`, JSON.stringify(value));
-  // One statement: the operation row, and (for a program's call) the link from the run's call to it.
-  await db.query(
+  // One statement: the operation row, (for a program's call) the link from the run's call to it, and the
+  // vault's fingerprint (which secrets to redact).
+  const [written] = await db.query<{ fingerprint: string }>(
     `with op as (
        insert into app_operations (id, execution_id, chat_id, run_id, call_index, connection_id, tool, status, args_enc, started_at)
-       values ($1, $2, $3, $4, $5, $6, $7, 'Running', $8, $9) returning id)
-     update code_run_calls set operation_id = (select id from op) where run_id = $4 and idx = $5`,
+       values ($1, $2, $3, $4, $5, $6, $7, 'Running', $8, $9) returning id),
+     link as (update code_run_calls set operation_id = (select id from op) where run_id = $4 and idx = $5)
+     select ${VAULT_FINGERPRINT} as fingerprint`,
     [
       opId,
       `exe_${randomUUID()}`,
@@ -191,7 +205,7 @@ export async function performAppCall(
   let stored: unknown;
   let status: "Completed" | "Failed";
   let errorReason: string | null = null;
-  const secrets = [...substituted.secrets, ...(await knownSecrets(platform))];
+  const secrets = [...substituted.secrets, ...(await knownSecrets(platform, written?.fingerprint))];
   const sentAt = performance.now();
   let answer = "ok";
   try {
@@ -260,11 +274,29 @@ export async function performAppCall(
     status = "Failed";
     errorReason = reason;
   }
-  await db.query(
-    "update app_operations set status = $1, result_enc = $2, error_reason = $3, finished_at = $4 where id = $5",
-    [status, sealOp("result", stored), errorReason, Date.now(), opId],
-  );
+  const finished: FinishedOperation = {
+    id: opId,
+    status,
+    resultEnc: sealOp("result", stored),
+    errorReason,
+    finishedAt: Date.now(),
+  };
+  if (call.finish) await call.finish(finished, outcome);
+  else
+    await db.query(
+      "update app_operations set status = $1, result_enc = $2, error_reason = $3, finished_at = $4 where id = $5",
+      [finished.status, finished.resultEnc, finished.errorReason, finished.finishedAt, opId],
+    );
   return { outcome, operationId: opId };
+}
+
+/** An App operation's end as `performAppCall` stores it (sealed result). */
+export interface FinishedOperation {
+  id: string;
+  status: "Completed" | "Failed";
+  resultEnc: string;
+  errorReason: string | null;
+  finishedAt: number;
 }
 
 /** When the person's answer to an App's question arrives, the App operation gets its final result. */

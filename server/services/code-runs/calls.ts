@@ -32,6 +32,7 @@ export async function handleCall(
       runId: run.id,
       chatId: run.chat_id,
       index: call.index,
+      policies: step.policies,
     });
     if (check.verdict === "refuse") return recordOutcome(ctx, runId, call.index, check.outcome, check.rejection);
     if (check.verdict === "ask") {
@@ -53,6 +54,9 @@ export async function handleCall(
       return { type: "pause" };
     }
   }
+  // The operation's end and the call's outcome are one statement (`finish`), unless the App asked for
+  // input (no end yet) or nothing was sent (a vault refusal): then the outcome is recorded alone.
+  let recorded = false;
   const { outcome } = await performAppCall(ctx.platform, {
     chatId: run.chat_id,
     runId: run.id,
@@ -60,6 +64,10 @@ export async function handleCall(
     entry,
     argsJson,
     principal,
+    finish: async (operation, ended) => {
+      await recordOutcome(ctx, run.id, call.index, ended, null, operation);
+      recorded = true;
+    },
   });
-  return recordOutcome(ctx, run.id, call.index, outcome, null);
+  return recorded ? outcome : recordOutcome(ctx, run.id, call.index, outcome, null);
 }
