@@ -55,7 +55,10 @@ for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => process.exi
 
 function startInstance(port, env) {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "openbot-bench-load-"));
-  const child = spawn(process.execPath, ["scripts/server.mjs"], {
+  // OPENBOT_BENCH_CPU_PROF=<dir>: each instance writes a V8 CPU profile there when it stops.
+  const profile = process.env.OPENBOT_BENCH_CPU_PROF;
+  const flags = profile ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(profile)}`] : [];
+  const child = spawn(process.execPath, [...flags, "scripts/server.mjs"], {
     env: {
       ...process.env,
       ...env,

@@ -63,18 +63,33 @@ export async function openDb(options: OpenDbOptions): Promise<Db> {
   return openPglite(options.dataDir);
 }
 
+/** How long PGlite may run queued statements before it lets the event loop take I/O. */
+const YIELD_AFTER_MS = 5;
+
 async function openPglite(dataDir: string | undefined): Promise<Db> {
   const { PGlite } = await import("@electric-sql/pglite");
   if (dataDir) mkdirSync(dataDir, { recursive: true });
   const pg = dataDir ? await PGlite.create(dataDir) : await PGlite.create();
   // PGlite has one connection: a transaction must own it until it ends, so plain queries wait behind it.
+  // Queued statements would run back to back in promise callbacks alone, never letting the event loop
+  // take I/O (a health check, a worker's message, a new request) until the queue is empty: after
+  // YIELD_AFTER_MS of continuous work the next statement waits one turn of the event loop (setImmediate).
   let chain: Promise<unknown> = Promise.resolve();
   let pending = 0;
+  let sliceStarted = performance.now();
+  const turn = async () => {
+    if (performance.now() - sliceStarted < YIELD_AFTER_MS) return;
+    await new Promise((resolve) => setImmediate(resolve));
+    sliceStarted = performance.now();
+  };
   const exclusive = <T>(fn: () => Promise<T>): Promise<T> => {
     pending += 1;
-    const next = chain.then(fn, fn).finally(() => {
-      pending -= 1;
-    });
+    const next = chain
+      .then(turn, turn)
+      .then(fn)
+      .finally(() => {
+        pending -= 1;
+      });
     chain = next.catch(() => undefined);
     return next;
   };
