@@ -184,7 +184,9 @@ async function allCounters(instances) {
 /** A round-robin HTTP proxy on `port` in front of `instances` (what a load balancer does). */
 function startProxy(port, instances) {
   let next = 0;
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
+  // A new connection per request: a reused keep-alive socket the server is closing at that moment would
+  // fail the request (a race of the proxy's, not the server's).
+  const agent = new http.Agent({ keepAlive: false, maxSockets: 1024 });
   const server = http.createServer((req, res) => {
     const target = new URL(instances[next++ % instances.length].base);
     const upstream = http.request(
@@ -194,9 +196,9 @@ function startProxy(port, instances) {
         answer.pipe(res);
       },
     );
-    upstream.on("error", () => {
-      if (!res.headersSent) res.writeHead(502);
-      res.end();
+    upstream.on("error", (error) => {
+      if (!res.headersSent) res.writeHead(502, { "content-type": "application/json" });
+      res.end(JSON.stringify({ proxy: String(error.code ?? error.message) }));
     });
     req.pipe(upstream);
   });
