@@ -2,19 +2,24 @@
  * `npm run bench:load` (`-- --quick` for a short run): API runs under load against the BUILT server
  * (scripts/server.mjs, each instance on its own fresh data dir). Scenario 1: one instance on the embedded
  * PGlite. Scenario 2 (only with OPENBOT_TEST_DATABASE_URL or `--database-url=postgres://…`): two instances
- * on that Postgres, requests spread over both. In each, N concurrent `POST /v1/chats/:id/code-runs` (200;
+ * on a fresh database created on that Postgres (dropped afterwards), behind a round-robin loopback proxy
+ * that every request goes through. In each, N concurrent `POST /v1/chats/:id/code-runs` (200;
  * quick: 40), each a program of 20 nested calls to the built-in Work calendar, once sequential and once
  * with Promise.all. Prints errors (goal 0), runs/s, p50/p95 run latency, nested calls/s end to end (goal
  * ≥ 1,000/s on one instance), peak RSS (all instances, worker threads included) and /v1/health p99 while
- * under load (goal ≤ 500 ms). Informational: the exit code is 0 unless the bench itself could not run.
- * Ports: OPENBOT_BENCH_PORT (default 5540) and the next one. Code Mode caps as JSON in
+ * under load (goal ≤ 500 ms), and the work per nested call read from each instance's /v1/metrics
+ * (openbot_db_work, openbot_sealed_values): statements, round trips, transactions, seal and open, a run's
+ * own overhead shared by its 20 calls. Informational: the exit code is 0 unless the bench could not run.
+ * Ports: OPENBOT_BENCH_PORT (default 5540) and the next two (the proxy). Code Mode caps as JSON in
  * OPENBOT_BENCH_CODE_MODE (default '{"maxServerRuns":8,"maxServerRunsPerUser":8,"maxQueuedRunsPerUser":1000}').
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import http from "node:http";
 import os from "node:os";
 import path from "node:path";
+import pg from "pg";
 
 const args = process.argv.slice(2);
 const QUICK = args.includes("--quick");
@@ -46,10 +51,14 @@ const started = [];
 process.on("exit", () => {
   for (const s of started) if (s.child.exitCode === null) s.child.kill("SIGTERM");
 });
+for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => process.exit(130));
 
 function startInstance(port, env) {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "openbot-bench-load-"));
-  const child = spawn(process.execPath, ["scripts/server.mjs"], {
+  // OPENBOT_BENCH_CPU_PROF=<dir>: each instance writes a V8 CPU profile there when it stops.
+  const profile = process.env.OPENBOT_BENCH_CPU_PROF;
+  const flags = profile ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(profile)}`] : [];
+  const child = spawn(process.execPath, [...flags, "scripts/server.mjs"], {
     env: {
       ...process.env,
       ...env,
@@ -148,33 +157,86 @@ function sampler(instances) {
   };
 }
 
+/** This instance's cumulative work counters from /v1/metrics. */
+async function workCounters(instance) {
+  const r = await fetch(`${instance.base}/v1/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+  const text = await r.text();
+  const value = (series) => {
+    const line = text.split("\n").find((l) => l.startsWith(`${series} `));
+    return line === undefined ? 0 : Number(line.slice(series.length + 1));
+  };
+  return {
+    statements: value('openbot_db_work{kind="statements"}'),
+    roundTrips: value('openbot_db_work{kind="round_trips"}'),
+    transactions: value('openbot_db_work{kind="transactions"}'),
+    seal: value('openbot_sealed_values{op="seal"}'),
+    open: value('openbot_sealed_values{op="open"}'),
+  };
+}
+
+async function allCounters(instances) {
+  const each = await Promise.all(instances.map(workCounters));
+  const sum = {};
+  for (const c of each) for (const [k, v] of Object.entries(c)) sum[k] = (sum[k] ?? 0) + v;
+  return sum;
+}
+
+/** A round-robin HTTP proxy on `port` in front of `instances` (what a load balancer does). */
+function startProxy(port, instances) {
+  let next = 0;
+  // A new connection per request: a reused keep-alive socket the server is closing at that moment would
+  // fail the request (a race of the proxy's, not the server's).
+  const agent = new http.Agent({ keepAlive: false, maxSockets: 1024 });
+  const server = http.createServer((req, res) => {
+    const target = new URL(instances[next++ % instances.length].base);
+    const upstream = http.request(
+      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers, agent },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    upstream.on("error", (error) => {
+      if (!res.headersSent) res.writeHead(502, { "content-type": "application/json" });
+      res.end(JSON.stringify({ proxy: String(error.code ?? error.message) }));
+    });
+    req.pipe(upstream);
+  });
+  return new Promise((resolve) =>
+    server.listen(port, "127.0.0.1", () =>
+      resolve({
+        base: `http://127.0.0.1:${port}`,
+        close: () => new Promise((done) => server.close(() => done(agent.destroy()))),
+      }),
+    ),
+  );
+}
+
 const percentile = (values, p) => {
   if (!values.length) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 };
 
-async function load(instances, label) {
-  const chats = [];
-  for (const instance of instances)
-    chats.push((await api(instance.base, "POST", "/v1/chats", { title: "bench" })).json.id);
+async function load(instances, front, label) {
+  const chat = (await api(front, "POST", "/v1/chats", { title: "bench" })).json.id;
   // Warm each instance (first run spawns a sandbox worker, first call loads the App's tool list).
-  for (const [i, instance] of instances.entries())
-    await api(instance.base, "POST", `/v1/chats/${chats[i]}/code-runs`, {
+  for (const instance of instances)
+    await api(instance.base, "POST", `/v1/chats/${chat}/code-runs`, {
       code: PROGRAMS.sequential,
       reason: "warm-up",
     });
   const rows = [];
   for (const [mode, code] of Object.entries(PROGRAMS)) {
+    const counted = await allCounters(instances);
     const stop = sampler(instances);
     const t0 = performance.now();
     const latencies = [];
     const failures = new Map();
     await Promise.all(
       Array.from({ length: RUNS }, async (_, n) => {
-        const k = n % instances.length;
         const r0 = performance.now();
-        const r = await api(instances[k].base, "POST", `/v1/chats/${chats[k]}/code-runs`, {
+        const r = await api(front, "POST", `/v1/chats/${chat}/code-runs`, {
           code,
           reason: `bench ${n}`,
         }).catch((error) => ({ status: 0, json: { error: String(error) } }));
@@ -192,6 +254,8 @@ async function load(instances, label) {
     const seconds = (performance.now() - t0) / 1000;
     const { peakRssKb, health } = await stop();
     const errors = [...failures.values()].reduce((a, b) => a + b, 0);
+    const after = await allCounters(instances);
+    const per = (key) => ((after[key] - counted[key]) / (RUNS * CALLS)).toFixed(2);
     rows.push({
       scenario: label,
       mode,
@@ -204,6 +268,12 @@ async function load(instances, label) {
       "peak RSS MB": Math.round(peakRssKb / 1024),
       "health p99 ms": Math.round(percentile(health, 99)),
       "health n": health.length,
+      load: os.loadavg()[0].toFixed(1),
+      "stmts/call": per("statements"),
+      "trips/call": per("roundTrips"),
+      "tx/call": per("transactions"),
+      "seal/call": per("seal"),
+      "open/call": per("open"),
     });
     for (const [why, count] of failures) console.log(`  ${label} ${mode}: ${count} × ${why}`);
   }
@@ -211,36 +281,58 @@ async function load(instances, label) {
 }
 
 async function scenario(label, count, env) {
-  const instances = Array.from({ length: count }, (_, i) => startInstance(PORT + i, env));
+  // One after another: the first one migrates a fresh database and creates the admin, the next finds them.
+  const instances = [];
+  let proxy;
   try {
-    for (const instance of instances) await waitForHealth(instance);
+    for (let i = 0; i < count; i++) {
+      instances.push(startInstance(PORT + i, env));
+      await waitForHealth(instances[i]);
+    }
     const base = instances[0].base;
+    proxy = count > 1 ? await startProxy(PORT + count, instances) : undefined;
     const settings = (await api(base, "GET", "/v1/platform/settings")).json;
     const patched = await api(base, "PATCH", "/v1/platform/settings", {
       expectedVersion: settings.version,
       codeMode: { enabled: true, ...CODE_MODE },
     });
     if (patched.status !== 200) throw new Error(`settings: ${JSON.stringify(patched.json).slice(0, 300)}`);
-    return await load(instances, label);
+    return await load(instances, proxy?.base ?? base, label);
   } finally {
+    await proxy?.close();
     await Promise.all(instances.map(stopInstance));
   }
 }
 
 const rows = [];
 console.log(
-  `bench:load${QUICK ? " --quick" : ""}: ${RUNS} concurrent API runs × ${CALLS} calls; caps ${JSON.stringify(CODE_MODE)}`,
+  `bench:load${QUICK ? " --quick" : ""}: ${RUNS} concurrent API runs × ${CALLS} calls; caps ${JSON.stringify(CODE_MODE)}; ` +
+    `load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(" ")} on ${os.cpus().length} cores`,
 );
 rows.push(...(await scenario("1 × PGlite", 1, {})));
+console.table(rows);
 if (DB_URL) {
-  // Two instances on one Postgres share the encryption key; a fresh schema would need a fresh database,
-  // so the bench uses the one given (its tables are created by the migrations if missing).
-  rows.push(
-    ...(await scenario("2 × Postgres", 2, {
-      DATABASE_URL: DB_URL,
-      OPENBOT_ENCRYPTION_KEY: randomBytes(32).toString("hex"),
-    })),
-  );
+  // Two instances on one fresh database (created here, dropped afterwards) share the encryption key.
+  const name = `openbot_bench_${randomBytes(6).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: DB_URL });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  const url = new URL(DB_URL);
+  url.pathname = `/${name}`;
+  try {
+    rows.push(
+      ...(await scenario("2 × Postgres", 2, {
+        DATABASE_URL: url.toString(),
+        OPENBOT_ENCRYPTION_KEY: randomBytes(32).toString("hex"),
+      })),
+    );
+  } finally {
+    await admin.query(`drop database if exists ${name} with (force)`).catch(() => undefined);
+    await admin.end();
+  }
 } else {
   console.log("(2 instances on Postgres: set OPENBOT_TEST_DATABASE_URL or pass --database-url=postgres://…)");
 }

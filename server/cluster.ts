@@ -58,16 +58,26 @@ export async function joinCluster(db: Db, events: EventBus, instanceId: string):
   }, HEARTBEAT_MS);
   heartbeat.unref();
 
-  // One send at a time, in order: Postgres delivers notifications in the order they were sent.
+  // One send at a time, in order: Postgres delivers notifications in the order they were sent. A `run`
+  // change equal to one still waiting to be sent is not queued again (a busy run emits one per call): the
+  // waiting one goes out after this change is stored, and readers re-read the rows it points at.
   let sending: Promise<unknown> = Promise.resolve();
+  const waitingRuns = new Set<string>();
   const send = (message: Message) => {
     const text = JSON.stringify(message);
     if (text.length > MAX_PAYLOAD) {
       logEvent("event_too_large", { event: message.e, bytes: text.length });
       return;
     }
+    if (message.e === "run") {
+      if (waitingRuns.has(text)) return;
+      waitingRuns.add(text);
+    }
     sending = sending
-      .then(() => (closed ? undefined : db.notify(CHANNEL, text)))
+      .then(() => {
+        waitingRuns.delete(text);
+        return closed ? undefined : db.notify(CHANNEL, text);
+      })
       .catch((error: unknown) => logFailure("event_publish_failed", error, { event: message.e }));
   };
   const logBatches = new Map<string, PlatformEvents["run-log"][0]["line"][]>();

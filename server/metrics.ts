@@ -20,6 +20,9 @@ interface Metrics {
   runQueue: Gauge<"state">;
   sandbox: Gauge<"state">;
   dbPool: Gauge<"state">;
+  dbWork: Gauge<"kind">;
+  sealed: Gauge<"op">;
+  sealCounts: { seal: number; open: number };
 }
 
 const KEY = Symbol.for("openbot.metrics");
@@ -66,6 +69,19 @@ function make(): Metrics {
       labelNames: ["state"],
       registers: [registry],
     }),
+    dbWork: new Gauge({
+      name: "openbot_db_work",
+      help: "What this instance asked of its database since it started: statements, transactions, round trips.",
+      labelNames: ["kind"],
+      registers: [registry],
+    }),
+    sealed: new Gauge({
+      name: "openbot_sealed_values",
+      help: "Values this instance encrypted (seal) and decrypted (open) since it started.",
+      labelNames: ["op"],
+      registers: [registry],
+    }),
+    sealCounts: { seal: 0, open: 0 },
   };
 }
 
@@ -78,6 +94,11 @@ function metrics(): Metrics {
 /** One App call's latency; `outcome` is "ok" or the failure's reason (timeout, unavailable, …). */
 export function observeAppCall(connectionId: string, outcome: string, seconds: number): void {
   metrics().appCall.observe({ connection: connectionId, outcome }, seconds);
+}
+
+/** One value sealed or opened (a plain counter: it is on every call's path). */
+export function countSealed(op: "seal" | "open"): void {
+  metrics().sealCounts[op] += 1;
 }
 
 /** How long a decision waited for its answer. */
@@ -103,5 +124,11 @@ export async function renderMetrics(platform: Platform): Promise<{ contentType: 
   m.dbPool.set({ state: "idle" }, pool.idle);
   m.dbPool.set({ state: "waiting" }, pool.waiting);
   m.dbPool.set({ state: "max" }, pool.max);
+  const work = platform.db.stats();
+  m.dbWork.set({ kind: "statements" }, work.statements);
+  m.dbWork.set({ kind: "transactions" }, work.transactions);
+  m.dbWork.set({ kind: "round_trips" }, work.roundTrips);
+  m.sealed.set({ op: "seal" }, m.sealCounts.seal);
+  m.sealed.set({ op: "open" }, m.sealCounts.open);
   return { contentType: m.registry.contentType, text: await m.registry.metrics() };
 }

@@ -20,6 +20,7 @@ import { EventBus } from "./events";
 import { Jobs } from "./jobs";
 import { loadKeyRing } from "./keys";
 import { logEvent, logFailure } from "./log";
+import { countSealed } from "./metrics";
 import { RunAdmission } from "./run-admission";
 
 export interface Platform {
@@ -132,8 +133,14 @@ export async function createPlatform(options: CreatePlatformOptions = {}): Promi
       async settled() {
         while (background.size) await Promise.allSettled([...background]);
       },
-      seal: (aad, plaintext) => encrypt(keys, plaintext, aad),
-      open: (aad, value) => decrypt(keys, value, aad),
+      seal: (aad, plaintext) => {
+        countSealed("seal");
+        return encrypt(keys, plaintext, aad);
+      },
+      open: (aad, value) => {
+        countSealed("open");
+        return decrypt(keys, value, aad);
+      },
       every(intervalMs, work) {
         const tick = () => platform.track(work());
         tick();

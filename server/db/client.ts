@@ -22,7 +22,22 @@ export interface Db {
   close(): Promise<void>;
   /** Connections of this process's pool now (PGlite: its one connection; `waiting`: statements queued). */
   pool(): PoolState;
+  /** What this process has asked of the database since it opened (bench:load divides them by nested calls). */
+  stats(): DbStats;
 }
+
+/**
+ * Cumulative counts: `statements` every SQL statement a service sent (inside transactions too);
+ * `transactions` each `transaction()`; `roundTrips` each trip to the engine (a statement, and a
+ * transaction's begin and commit/rollback; PGlite: one call into its WebAssembly each).
+ */
+export interface DbStats {
+  statements: number;
+  transactions: number;
+  roundTrips: number;
+}
+
+const newStats = (): DbStats => ({ statements: 0, transactions: 0, roundTrips: 0 });
 
 export interface PoolState {
   open: number;
@@ -48,25 +63,44 @@ export async function openDb(options: OpenDbOptions): Promise<Db> {
   return openPglite(options.dataDir);
 }
 
+/** How long PGlite may run queued statements before it lets the event loop take I/O. */
+const YIELD_AFTER_MS = 5;
+
 async function openPglite(dataDir: string | undefined): Promise<Db> {
   const { PGlite } = await import("@electric-sql/pglite");
   if (dataDir) mkdirSync(dataDir, { recursive: true });
   const pg = dataDir ? await PGlite.create(dataDir) : await PGlite.create();
   // PGlite has one connection: a transaction must own it until it ends, so plain queries wait behind it.
+  // Queued statements would run back to back in promise callbacks alone, never letting the event loop
+  // take I/O (a health check, a worker's message, a new request) until the queue is empty: after
+  // YIELD_AFTER_MS of continuous work the next statement waits one turn of the event loop (setImmediate).
   let chain: Promise<unknown> = Promise.resolve();
   let pending = 0;
+  let sliceStarted = performance.now();
+  const turn = async () => {
+    if (performance.now() - sliceStarted < YIELD_AFTER_MS) return;
+    await new Promise((resolve) => setImmediate(resolve));
+    sliceStarted = performance.now();
+  };
   const exclusive = <T>(fn: () => Promise<T>): Promise<T> => {
     pending += 1;
-    const next = chain.then(fn, fn).finally(() => {
-      pending -= 1;
-    });
+    const next = chain
+      .then(turn, turn)
+      .then(fn)
+      .finally(() => {
+        pending -= 1;
+      });
     chain = next.catch(() => undefined);
     return next;
   };
   const pool = () => ({ open: 1, idle: pending === 0 ? 1 : 0, waiting: Math.max(0, pending - 1), max: 1 });
+  const counts = newStats();
+  const stats = () => ({ ...counts });
   const direct: Db = {
     kind: "pglite",
     async query<T>(sql: string, params: unknown[] = []) {
+      counts.statements += 1;
+      counts.roundTrips += 1;
       const result = await pg.query<T>(sql, params);
       return result.rows;
     },
@@ -77,6 +111,7 @@ async function openPglite(dataDir: string | undefined): Promise<Db> {
     notify: () => Promise.reject(new Error("notify inside a transaction is not supported")),
     close: async () => undefined,
     pool,
+    stats,
   };
   return {
     kind: "pglite",
@@ -87,14 +122,26 @@ async function openPglite(dataDir: string | undefined): Promise<Db> {
     },
     async notify(channel, payload) {
       checkChannel(channel);
-      await exclusive(() => pg.query("select pg_notify($1, $2)", [channel, payload]));
+      await exclusive(() => direct.query("select pg_notify($1, $2)", [channel, payload]));
     },
     transaction: (fn) =>
-      exclusive(() =>
-        pg.transaction((tx) => fn({ ...direct, query: async (s, p = []) => (await tx.query(s, p)).rows as never })),
-      ),
+      exclusive(() => {
+        counts.transactions += 1;
+        counts.roundTrips += 2;
+        return pg.transaction((tx) =>
+          fn({
+            ...direct,
+            query: async (s, p = []) => {
+              counts.statements += 1;
+              counts.roundTrips += 1;
+              return (await tx.query(s, p)).rows as never;
+            },
+          }),
+        );
+      }),
     close: () => exclusive(() => pg.close()),
     pool,
+    stats,
   };
 }
 
@@ -143,15 +190,22 @@ async function openPostgres(url: string): Promise<Db> {
     });
     return connecting;
   };
+  const counts = newStats();
+  const stats = () => ({ ...counts });
   const over =
     (client: { query: (sql: string, params?: unknown[]) => Promise<{ rows: unknown[] }> }): Db["query"] =>
-    async <T>(sql: string, params: unknown[] = []) =>
-      (await client.query(sql, params)).rows as T[];
+    async <T>(sql: string, params: unknown[] = []) => {
+      counts.statements += 1;
+      counts.roundTrips += 1;
+      return (await client.query(sql, params)).rows as T[];
+    };
   return {
     kind: "postgres",
     query: over(pool),
     async transaction(fn) {
       const client = await pool.connect();
+      counts.transactions += 1;
+      counts.roundTrips += 2;
       try {
         await client.query("begin");
         const tx: Db = {
@@ -163,10 +217,11 @@ async function openPostgres(url: string): Promise<Db> {
           listen: () => Promise.reject(new Error("listen inside a transaction is not supported")),
           notify: async (channel, payload) => {
             checkChannel(channel);
-            await client.query("select pg_notify($1, $2)", [channel, payload]);
+            await over(client)("select pg_notify($1, $2)", [channel, payload]);
           },
           close: async () => undefined,
           pool: poolState,
+          stats,
         };
         const value = await fn(tx);
         await client.query("commit");
@@ -179,6 +234,7 @@ async function openPostgres(url: string): Promise<Db> {
       }
     },
     pool: poolState,
+    stats,
     async listen(channel, handler) {
       checkChannel(channel);
       const known = listeners.get(channel);
@@ -192,7 +248,7 @@ async function openPostgres(url: string): Promise<Db> {
     },
     async notify(channel, payload) {
       checkChannel(channel);
-      await pool.query("select pg_notify($1, $2)", [channel, payload]);
+      await over(pool)("select pg_notify($1, $2)", [channel, payload]);
     },
     async close() {
       closed = true;

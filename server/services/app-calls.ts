@@ -25,6 +25,7 @@ import {
   referencedNames,
   type Substituted,
   substituteSecrets,
+  VAULT_FINGERPRINT,
   vaultRefusal,
 } from "./vault";
 
@@ -72,9 +73,12 @@ export async function checkCall(
   principal: Principal,
   entry: ToolEntry,
   argsJson: string,
-  call?: { runId: string; chatId: string; index: number },
+  call?: { runId: string; chatId: string; index: number; policies?: string | null },
 ): Promise<CallCheck> {
-  const policy = await storedPolicy(platform, entry);
+  const policy = policyOf(
+    entry,
+    call?.policies !== undefined ? call.policies : await storedPolicies(platform, entry.connectionId),
+  );
   const verdict = checkAppCall(principal, policy === entry.policy ? entry : { ...entry, policy }, argsJson);
   if (verdict.verdict === "deny") {
     const outcome: Extract<CallOutcome, { type: "error" }> = {
@@ -115,17 +119,20 @@ export async function checkCall(
 
 /**
  * The tool's policy as stored now: an admin's edit on another instance binds this call at once, before
- * that instance's notification has reloaded the connection here. A removed connection denies.
+ * that instance's notification has reloaded the connection here. A removed connection (no row: `null`)
+ * denies. A program's call has the row read with its record (`decideCall`); others read it here.
  */
-async function storedPolicy(platform: Platform, entry: ToolEntry): Promise<ToolEntry["policy"]> {
-  const row = (
-    await platform.db.query<{ policies: string }>("select policies from connections where id = $1", [
-      entry.connectionId,
-    ])
-  )[0];
-  if (!row) return "deny";
+async function storedPolicies(platform: Platform, connectionId: string): Promise<string | null> {
+  const rows = await platform.db.query<{ policies: string }>("select policies from connections where id = $1", [
+    connectionId,
+  ]);
+  return rows[0]?.policies ?? null;
+}
+
+function policyOf(entry: ToolEntry, policies: string | null): ToolEntry["policy"] {
+  if (policies === null) return "deny";
   try {
-    const stored = (JSON.parse(row.policies) as Record<string, unknown>)[entry.name];
+    const stored = (JSON.parse(policies) as Record<string, unknown>)[entry.name];
     return stored === "allow" || stored === "ask" || stored === "deny" ? stored : entry.defaultPolicy;
   } catch {
     return entry.policy;
@@ -159,6 +166,11 @@ export async function performAppCall(
     /** A program's call: the App may answer with a task (MCP Tasks); the call is then `parked` (see below). */
     tasks?: boolean;
     resume?: { operationId: string; retry: RetryParams; round: number };
+    /**
+     * Stores the operation's end instead of the plain update: a program's call writes it in one statement
+     * with the call's outcome (journal `recordOutcome`). Not called when the App asks for input.
+     */
+    finish?: (operation: FinishedOperation, outcome: CallOutcome) => Promise<void>;
   },
 ): Promise<{ outcome: CallOutcome; operationId: string; parked?: boolean }> {
   const { db } = platform;
@@ -178,30 +190,34 @@ export async function performAppCall(
   const opId = call.resume?.operationId ?? `op_${randomUUID()}`;
   const sealOp = (field: string, value: unknown) =>
     platform.seal(`app_operations:${opId}:${field}`, JSON.stringify(value));
-  // One statement: the operation row, and (for a program's call) the link from the run's call to it.
-  if (!call.resume)
-    await db.query(
-      `with op as (
+  // One statement: the operation row, (for a program's call) the link from the run's call to it, and the
+  // vault's fingerprint (which secrets to redact).
+  // A parked call's retry reuses its operation row (app-input.ts).
+  const [written] = call.resume
+    ? [undefined]
+    : await db.query<{ fingerprint: string }>(
+        `with op as (
        insert into app_operations (id, execution_id, chat_id, run_id, call_index, connection_id, tool, status, args_enc, started_at)
-       values ($1, $2, $3, $4, $5, $6, $7, 'Running', $8, $9) returning id)
-     update code_run_calls set operation_id = (select id from op) where run_id = $4 and idx = $5`,
-      [
-        opId,
-        `exe_${randomUUID()}`,
-        call.chatId,
-        call.runId,
-        call.index,
-        call.entry.connectionId,
-        call.entry.name,
-        sealOp("args", call.argsJson),
-        Date.now(),
-      ],
-    );
+       values ($1, $2, $3, $4, $5, $6, $7, 'Running', $8, $9) returning id),
+     link as (update code_run_calls set operation_id = (select id from op) where run_id = $4 and idx = $5)
+     select ${VAULT_FINGERPRINT} as fingerprint`,
+        [
+          opId,
+          `exe_${randomUUID()}`,
+          call.chatId,
+          call.runId,
+          call.index,
+          call.entry.connectionId,
+          call.entry.name,
+          sealOp("args", call.argsJson),
+          Date.now(),
+        ],
+      );
   let outcome: CallOutcome;
   let stored: unknown;
   let status: "Completed" | "Failed";
   let errorReason: string | null = null;
-  const secrets = [...substituted.secrets, ...(await knownSecrets(platform))];
+  const secrets = [...substituted.secrets, ...(await knownSecrets(platform, written?.fingerprint))];
   const sentAt = performance.now();
   let answer = "ok";
   try {
@@ -296,10 +312,19 @@ export async function performAppCall(
     status = "Failed";
     errorReason = reason;
   }
-  await db.query(
-    "update app_operations set status = $1, result_enc = $2, error_reason = $3, finished_at = $4 where id = $5",
-    [status, sealOp("result", stored), errorReason, Date.now(), opId],
-  );
+  const finished: FinishedOperation = {
+    id: opId,
+    status,
+    resultEnc: sealOp("result", stored),
+    errorReason,
+    finishedAt: Date.now(),
+  };
+  if (call.finish) await call.finish(finished, outcome);
+  else
+    await db.query(
+      "update app_operations set status = $1, result_enc = $2, error_reason = $3, finished_at = $4 where id = $5",
+      [finished.status, finished.resultEnc, finished.errorReason, finished.finishedAt, opId],
+    );
   return { outcome, operationId: opId };
 }
 
@@ -347,6 +372,15 @@ export function inputOutcome(
     message: text,
     details: { operationId, message, ...(action ? { action } : {}) },
   };
+}
+
+/** An App operation's end as `performAppCall` stores it (sealed result). */
+export interface FinishedOperation {
+  id: string;
+  status: "Completed" | "Failed";
+  resultEnc: string;
+  errorReason: string | null;
+  finishedAt: number;
 }
 
 /**

@@ -11,7 +11,7 @@
  * roles; default admins only): anyone else does not see its name and gets VaultDenied.
  */
 import "server-only";
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import {
   type CreateVaultInput,
   MIN_SECRET_LENGTH,
@@ -262,18 +262,22 @@ cacheHolder.__openbotVaultSecrets ??= new WeakMap();
 const caches: WeakMap<Platform, SecretCache> = cacheHolder.__openbotVaultSecrets;
 
 /**
+ * A digest of every entry's and retired secret's id and ciphertext, as one SQL value: another statement
+ * can carry it (`performAppCall` reads it with its operation's insert) and hand it to `knownSecrets`.
+ */
+export const VAULT_FINGERPRINT = `(select md5(coalesce(string_agg(s.id || ':' || s.digest, E'\\n' order by s.id), ''))
+  from (select 'e:' || name as id, md5(secret_enc) as digest from vault_entries
+        union all select 'r:' || id, md5(secret_enc) from vault_retired_secrets) s)`;
+
+/**
  * Every entry's secret (and every rotated-out or deleted one) with its marker. Decrypted once and kept
  * until the vault changes: each call reads only the rows' ids and a digest of their ciphertexts (a
  * rotation reseals, so the digest moves), which also notices changes made by another instance.
+ * `fingerprint`: VAULT_FINGERPRINT as another statement just read it (else it is read here).
  */
-export async function knownSecrets(platform: Platform): Promise<Substituted["secrets"]> {
-  const rows = await platform.db.query<{ id: string; digest: string }>(
-    `select 'e:' || name as id, md5(secret_enc) as digest from vault_entries
-     union all select 'r:' || id, md5(secret_enc) from vault_retired_secrets order by id`,
-  );
-  const fingerprint = createHash("sha256")
-    .update(rows.map((r) => `${r.id}:${r.digest}`).join("\n"))
-    .digest("hex");
+export async function knownSecrets(platform: Platform, fingerprint?: string): Promise<Substituted["secrets"]> {
+  fingerprint ??= (await platform.db.query<{ fingerprint: string }>(`select ${VAULT_FINGERPRINT} as fingerprint`))[0]!
+    .fingerprint;
   const cached = caches.get(platform);
   if (cached?.fingerprint === fingerprint) return cached.secrets;
   const current = await platform.db.query<{ name: string; secret_enc: string }>(

@@ -32,6 +32,7 @@ export async function handleCall(
       runId: run.id,
       chatId: run.chat_id,
       index: call.index,
+      policies: step.policies,
     });
     if (check.verdict === "refuse") return recordOutcome(ctx, runId, call.index, check.outcome, check.rejection);
     if (check.verdict === "ask") {
@@ -53,6 +54,10 @@ export async function handleCall(
       return { type: "pause" };
     }
   }
+  // The operation's end and the call's outcome are one statement (`finish`), unless the App asked for
+  // input or runs it as a task (parked: no end yet) or nothing was sent (a vault refusal): then the
+  // outcome is recorded alone.
+  let recorded = false;
   const { outcome, parked } = await performAppCall(ctx.platform, {
     chatId: run.chat_id,
     runId: run.id,
@@ -62,9 +67,13 @@ export async function handleCall(
     principal,
     tasks: true,
     ...(step.resume ? { resume: step.resume } : {}),
+    finish: async (operation, ended) => {
+      await recordOutcome(ctx, run.id, call.index, ended, null, operation);
+      recorded = true;
+    },
   });
   // Parked: the App runs it as a task (the poll job, tasks.ts, records the outcome), or it waits for a
   // person's input; no outcome yet, the run waits (no worker held) and is run again when it settles.
   if (parked) return { type: "pause" };
-  return recordOutcome(ctx, run.id, call.index, outcome, null);
+  return recorded ? outcome : recordOutcome(ctx, run.id, call.index, outcome, null);
 }

@@ -10,12 +10,13 @@ import { CANONICAL_MAX_DEPTH, canonicalJson } from "@/worker/canonical-json";
 import { discoveryOutcome, isDiscoveryBinding } from "../../apps/discovery";
 import type { RetryParams, ToolEntry } from "../../apps/registry";
 import { sha256 } from "../../crypto";
-import { failedOutcome } from "../app-calls";
+import { type FinishedOperation, failedOutcome } from "../app-calls";
 import { claimRetry } from "../app-input";
 import type { ServiceContext } from "../context";
 import { decisionStatus } from "../decisions";
+import { AppError } from "../errors";
 import { failRun } from "./endings";
-import { type CallRow, open, type RunRow, runForHost, seal } from "./rows";
+import { type CallRow, open, type RunRow, runForCall, seal } from "./rows";
 import { unknownStep } from "./unknown";
 
 /** The recorded outcomes of a run and the order they completed in: what a re-run replays. */
@@ -35,26 +36,36 @@ export async function replayLog(ctx: ServiceContext, runId: string): Promise<Run
   return { calls, completionOrder };
 }
 
-/** Stores a call's outcome with its place in the completion order. */
+/**
+ * Stores a call's outcome with its place in the completion order; with `operation`, the end of the call's
+ * App operation in the same statement (one round trip, and the two can never disagree after a crash).
+ */
 export async function recordOutcome(
   ctx: ServiceContext,
   runId: string,
   index: number,
   outcome: CallOutcome,
   rejection: { name: string; message: string } | null,
+  operation?: FinishedOperation,
 ): Promise<CallOutcome> {
   // One statement (a round trip less per call): the run's completion counter and the call's outcome.
+  const params: unknown[] = [
+    runId,
+    Date.now(),
+    seal(ctx, "code_run_calls", `${runId}:${index}`, "outcome", outcome),
+    rejection ? JSON.stringify(rejection) : null,
+    index,
+  ];
+  const op = operation
+    ? `, op as (update app_operations set status = $6, result_enc = $7, error_reason = $8, finished_at = $9 where id = $10)`
+    : "";
+  if (operation)
+    params.push(operation.status, operation.resultEnc, operation.errorReason, operation.finishedAt, operation.id);
   await ctx.platform.db.query(
-    `with seq as (update code_runs set completions = completions + 1, updated_at = $2 where id = $1 returning completions)
+    `with seq as (update code_runs set completions = completions + 1, updated_at = $2 where id = $1 returning completions)${op}
      update code_run_calls set outcome_enc = $3, completed_seq = coalesce((select completions from seq), 0), rejection = $4
      where run_id = $1 and idx = $5`,
-    [
-      runId,
-      Date.now(),
-      seal(ctx, "code_run_calls", `${runId}:${index}`, "outcome", outcome),
-      rejection ? JSON.stringify(rejection) : null,
-      index,
-    ],
+    params,
   );
   ctx.platform.events.emit("run", { runId });
   return outcome;
@@ -86,6 +97,8 @@ export type CallStep =
       argsJson: string;
       /** The retry of a call parked on input, claimed here (app-input.ts): sent once with the answer. */
       resume?: { operationId: string; retry: RetryParams; round: number };
+      /** The connection's stored policies, read with the call's record (null: the connection is gone). */
+      policies?: string | null;
     }
   | { type: "pause" }
   | { type: "stop"; reason: Extract<FailureReason, "ReplayMismatch" | "Cancelled" | "Unavailable">; message: string };
@@ -96,9 +109,9 @@ export async function decideCall(
   attempt: number,
   call: CallRequest,
 ): Promise<CallStep> {
-  const { run, principal } = await runForHost(ctx, runId, attempt);
-  if (run.status !== "Running" && run.status !== "Waiting") {
-    return { type: "stop", reason: "Cancelled", message: `The run is ${run.status}, not running.` };
+  const { run: known, principal } = await runForCall(ctx, runId, attempt);
+  if (known.status !== "Running" && known.status !== "Waiting") {
+    return { type: "stop", reason: "Cancelled", message: `The run is ${known.status}, not running.` };
   }
   if (call.argsJson.length > MAX_ARGS_JSON) {
     return answer(failedOutcome("invalid_arguments", `The arguments are larger than ${MAX_ARGS_JSON} bytes.`));
@@ -114,40 +127,60 @@ export async function decideCall(
     return answer(failedOutcome("invalid_arguments", message));
   }
   const digest = sha256(`${call.binding}\n${argsJson}`);
-  const existing = await readCall(ctx, runId, call.index);
-  if (existing) return recordedStep(ctx, run, principal.permissions.has("apps.use"), existing, call, digest, argsJson);
-  if (isDiscoveryBinding(call.binding)) return answerDiscoveryCall(ctx, run, call, argsJson, digest);
-
-  const bindings = JSON.parse(run.bindings) as string[];
-  const entry = bindings.includes(call.binding) ? ctx.platform.apps.resolve(call.binding) : undefined;
+  const discovery = isDiscoveryBinding(call.binding);
+  const bindings = JSON.parse(known.bindings) as string[];
+  const entry = !discovery && bindings.includes(call.binding) ? ctx.platform.apps.resolve(call.binding) : undefined;
   const source = entry
     ? { connectionId: entry.connectionId, connectionName: entry.connectionName, name: entry.name }
     : { connectionId: "", connectionName: "", name: call.binding };
-  const rowId = `${runId}:${call.index}`;
-  const inserted = await ctx.platform.db.query(
-    `insert into code_run_calls (run_id, idx, binding, source, args_enc, args_digest, created_at)
-     values ($1, $2, $3, $4, $5, $6, $7) on conflict (run_id, idx) do nothing returning idx`,
+  // One statement: the run's status and attempt now, the call recorded (index, binding, source, sealed
+  // arguments) only while this attempt is running and the index is new, and the tool's stored policies.
+  const [now] = await ctx.platform.db.query<{
+    status: RunRow["status"];
+    attempt: number;
+    inserted: number;
+    policies: string | null;
+  }>(
+    `with r as (select status, attempt from code_runs where id = $1),
+     ins as (
+       insert into code_run_calls (run_id, idx, binding, source, args_enc, args_digest, created_at)
+       select $1, $2, $3, $4, $5, $6, $7 from r where r.attempt = $8 and r.status in ('Running', 'Waiting')
+       on conflict (run_id, idx) do nothing returning idx)
+     select r.status, r.attempt, (select count(*) from ins)::int as inserted,
+       (select policies from connections where id = $9) as policies
+     from r`,
     [
       runId,
       call.index,
       call.binding,
       JSON.stringify(source),
-      seal(ctx, "code_run_calls", rowId, "args", argsJson),
+      seal(ctx, "code_run_calls", `${runId}:${call.index}`, "args", argsJson),
       digest,
       Date.now(),
+      attempt,
+      source.connectionId,
     ],
   );
-  if (inserted.length === 0) {
-    // The same call arrived twice at once (a re-send): the first one owns it.
-    const first = (await readCall(ctx, runId, call.index))!;
-    return recordedStep(ctx, run, principal.permissions.has("apps.use"), first, call, digest, argsJson);
+  if (!now) throw new AppError("NOT_FOUND", "No such code run.");
+  if (now.attempt !== attempt)
+    throw new AppError("CONFLICT", `This is attempt ${attempt}; the run is at attempt ${now.attempt}.`);
+  const run: RunRow = { ...known, status: now.status, attempt: now.attempt };
+  if (run.status !== "Running" && run.status !== "Waiting") {
+    return { type: "stop", reason: "Cancelled", message: `The run is ${run.status}, not running.` };
   }
+  if (now.inserted === 0) {
+    // The record has this index already (a replay past its log, or the same call arriving twice at once:
+    // the first one owns it).
+    const existing = (await readCall(ctx, runId, call.index))!;
+    return recordedStep(ctx, run, principal.permissions.has("apps.use"), existing, call, digest, argsJson);
+  }
+  if (discovery) return answerDiscoveryCall(ctx, run, call, argsJson);
   if (!entry) {
     const message = `${call.binding} is not available now.`;
     const outcome = failedOutcome("unavailable", message);
     return answer(await recordOutcome(ctx, runId, call.index, outcome, { name: "AppCallFailed", message }));
   }
-  return { type: "send", fresh: true, run, entry, argsJson };
+  return { type: "send", fresh: true, run, entry, argsJson, policies: now.policies };
 }
 
 const answer = (outcome: CallOutcome): CallStep => ({ type: "answer", outcome });
@@ -305,22 +338,7 @@ async function answerDiscoveryCall(
   run: RunRow,
   call: CallRequest,
   argsJson: string,
-  digest: string,
 ): Promise<CallStep> {
-  const inserted = await ctx.platform.db.query(
-    `insert into code_run_calls (run_id, idx, binding, source, args_enc, args_digest, created_at)
-     values ($1, $2, $3, $4, $5, $6, $7) on conflict (run_id, idx) do nothing returning idx`,
-    [
-      run.id,
-      call.index,
-      call.binding,
-      JSON.stringify({ connectionId: "", connectionName: "", name: call.binding }),
-      seal(ctx, "code_run_calls", `${run.id}:${call.index}`, "args", argsJson),
-      digest,
-      Date.now(),
-    ],
-  );
-  if (inserted.length === 0) return { type: "stop", reason: "Unavailable", message: "The call arrived twice." };
   const catalog = (JSON.parse(run.bindings) as string[]).flatMap((b) => {
     const entry = ctx.platform.apps.resolve(b);
     return entry && entry.policy !== "deny" ? [entry] : [];

@@ -85,6 +85,45 @@ export async function loadRun(ctx: ServiceContext, runId: string): Promise<RunRo
   return rows[0];
 }
 
+/**
+ * Runs whose host passed `runForHost` lately, by platform, then `runId:attempt:userId:role`: a nested call
+ * reads the run's fixed fields (chat, code, bindings) and the chat's ownership from here instead of two
+ * statements per call. Its status and attempt are not taken from here: `decideCall` checks them in the
+ * statement that records the call. Entries live HOST_CHECK_TTL_MS, so a lost right ends within that.
+ */
+const HOST_CHECK_TTL_MS = 5_000;
+const hostChecks = new WeakMap<ServiceContext["platform"], Map<string, { run: Promise<RunRow>; until: number }>>();
+
+/**
+ * `runForHost` for a nested call: the same check, remembered for a few seconds (see hostChecks); calls
+ * arriving together (Promise.all) share one check.
+ */
+export async function runForCall(
+  ctx: ServiceContext,
+  runId: string,
+  attempt: number,
+): Promise<{ run: RunRow; principal: Principal }> {
+  const principal = requirePermission(ctx.principal, "apps.use");
+  let checks = hostChecks.get(ctx.platform);
+  if (!checks) {
+    checks = new Map();
+    hostChecks.set(ctx.platform, checks);
+  }
+  const key = `${runId}:${attempt}:${principal.userId}:${principal.role}`;
+  const now = Date.now();
+  const known = checks.get(key);
+  if (known && known.until > now) return { run: await known.run, principal };
+  if (checks.size > 10_000) for (const [k, v] of checks) if (v.until <= now) checks.delete(k);
+  const run = runForHost(ctx, runId, attempt).then((checked) => checked.run);
+  const entry = { run, until: now + HOST_CHECK_TTL_MS };
+  checks.set(key, entry);
+  // A refused check is not remembered: the next call asks again (and gets the same refusal, or not).
+  run.catch(() => {
+    if (checks.get(key) === entry) checks.delete(key);
+  });
+  return { run: await run, principal };
+}
+
 /** The run if the caller may act on it: apps.use and the right to run programs in its chat now. */
 export async function runForHost(
   ctx: ServiceContext,
