@@ -33,6 +33,8 @@ export interface SendOptions {
   signal: AbortSignal;
   timeout: number;
   onprogress?: (progress: { progress: number; total?: number; message?: string }) => void;
+  /** W3C trace context (`traceparent`, `tracestate`) put in `_meta` of the request, when tracing is on. */
+  traceMeta?: { traceparent: string; tracestate?: string };
 }
 
 export function send(
@@ -42,9 +44,10 @@ export function send(
   key: string,
   retry?: RetryParams,
 ): Promise<unknown> {
-  const _meta = { [CALL_META]: key };
+  const { traceMeta, ...sdkOptions } = options;
+  const _meta = { ...traceMeta, [CALL_META]: key };
   const more = retry ?? {};
-  const requestOptions = { ...options, allowInputRequired: true };
+  const requestOptions = { ...sdkOptions, allowInputRequired: true };
   switch (op.kind) {
     case "tool":
       return client.callTool({ name: op.name, arguments: op.args, _meta, ...more }, requestOptions);

@@ -303,7 +303,13 @@ export class AppConnection {
    */
   call(
     op: Operation,
-    opts: { timeoutMs: number; signal?: AbortSignal; binding: string; onProgress?: SendOptions["onprogress"] },
+    opts: {
+      timeoutMs: number;
+      signal?: AbortSignal;
+      binding: string;
+      onProgress?: SendOptions["onprogress"];
+      traceMeta?: SendOptions["traceMeta"];
+    },
   ): Promise<AppCallResult> {
     const client = this.client;
     const gen = this.generation;
@@ -335,6 +341,7 @@ export class AppConnection {
       signal: controller.signal,
       timeout: opts.timeoutMs + this.deps.inputTimeoutMs + 60_000,
       ...(opts.onProgress ? { onprogress: opts.onProgress } : {}),
+      ...(opts.traceMeta ? { traceMeta: opts.traceMeta } : {}),
     };
     const key = randomUUID();
     let record: Inflight | undefined;

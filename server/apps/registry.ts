@@ -14,6 +14,7 @@ import { policiesPatchSchema } from "@/contracts/connections";
 import { ArgumentChecker } from "./arguments";
 import { buildCatalog, untrustedConnection } from "./bindings";
 import { type BuiltinHost, startBuiltinHost } from "./builtin/host";
+import type { SendOptions } from "./calls";
 import { AppConnection, type ConnectionDeps, type ConnectionRecord, type Operation, type Policy } from "./connection";
 import type { InputRequest, PendingInput } from "./elicitation";
 import { AppCallError, type AppCallResult, ConnectionConfigError } from "./errors";
@@ -104,6 +105,8 @@ export class AppRegistry {
       signal?: AbortSignal;
       onProgress?: (progress: AppProgress) => void;
       userId?: string;
+      /** W3C trace context for `_meta` of each MCP request (server/services/run-trace.ts). */
+      traceMeta?: SendOptions["traceMeta"];
     } = {},
   ): Promise<AppCallResult> {
     let conn = this.conns.get(entry.connectionId);
@@ -134,7 +137,13 @@ export class AppRegistry {
         );
       conn = await this.personal.connectionFor(conn.record, opts.userId);
     }
-    return conn.call(op, { timeoutMs, signal: opts.signal, binding: entry.binding, onProgress: opts.onProgress });
+    return conn.call(op, {
+      timeoutMs,
+      signal: opts.signal,
+      binding: entry.binding,
+      onProgress: opts.onProgress,
+      traceMeta: opts.traceMeta,
+    });
   }
 
   /** An App's open question to a person, by id (see `onElicitation`). */

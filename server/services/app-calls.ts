@@ -16,6 +16,7 @@ import type { Principal } from "./auth";
 import { checkAppCall } from "./capability";
 import { grantFor, recordGrantUse } from "./grants";
 import { trackRunCall } from "./run-app-calls";
+import { traceCall } from "./run-trace";
 import { isReadOnly, type Provenance, provenance, runReads, taintReason } from "./taint";
 import {
   isVaultDeniedError,
@@ -192,6 +193,7 @@ export async function performAppCall(
   let status: "Completed" | "Failed";
   let errorReason: string | null = null;
   const secrets = [...substituted.secrets, ...(await knownSecrets(platform))];
+  const traced = await traceCall(platform, call, () => JSON.stringify(redact(substituted.args, secrets)));
   const sentAt = performance.now();
   let answer = "ok";
   try {
@@ -203,6 +205,7 @@ export async function performAppCall(
           userId: call.principal.userId,
           onProgress: progress.onProgress,
           signal: tracked.signal,
+          ...(traced ? { traceMeta: traced.meta } : {}),
         })
         .catch((error: unknown) => {
           answer = isAppCallError(error) ? error.reason : "unavailable";
@@ -260,6 +263,7 @@ export async function performAppCall(
     status = "Failed";
     errorReason = reason;
   }
+  traced?.end(outcome);
   await db.query(
     "update app_operations set status = $1, result_enc = $2, error_reason = $3, finished_at = $4 where id = $5",
     [status, sealOp("result", stored), errorReason, Date.now(), opId],

@@ -16,6 +16,7 @@ import { sql as oauthCredentials } from "./0013-oauth-credentials";
 import { sql as cluster } from "./0015-cluster";
 import { sql as appProgress } from "./0016-app-progress";
 import { sql as grants } from "./0017-grants";
+import { sql as runTraceparent } from "./0020-run-traceparent";
 
 export const MIGRATIONS: readonly Migration[] = [
   { id: "0001-core", sql: core },
@@ -33,4 +34,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: "0015-cluster", sql: cluster },
   { id: "0016-app-progress", sql: appProgress },
   { id: "0017-grants", sql: grants },
+  { id: "0020-run-traceparent", sql: runTraceparent },
 ];

@@ -14,6 +14,7 @@ import { principalFromKeyId, requirePermission } from "../auth";
 import { ownedChat, touchChat } from "../chats";
 import type { ServiceContext } from "../context";
 import { AppError, invalidInput } from "../errors";
+import { traceAttempt } from "../run-trace";
 import { readSettings } from "../settings";
 import { transpileTypeScript } from "../transpile";
 import { vaultNames } from "../vault";
@@ -252,15 +253,17 @@ export async function runTicketOnServer(
       events.emit("run", { runId: ticket.runId });
     }
     controller.signal.removeEventListener("abort", leaveQueue);
-    const outcome = await ctx.platform.runner.run(ticket.input, {
-      call: (req) =>
-        handleCall(ctx, ticket.runId, ticket.attempt, req).catch((error: unknown): HostCallAnswer => {
-          logFailure("code_run_call_failed", error, { runId: ticket.runId, index: req.index });
-          return { type: "stop", reason: "Unavailable", message: "OpenBot could not store this call." };
-        }),
-      onLog: (line) => ctx.platform.events.emit("run-log", { runId: ticket.runId, line }),
-      signal: controller.signal,
-    });
+    const outcome = await traceAttempt(ctx.platform, ticket, () =>
+      ctx.platform.runner.run(ticket.input, {
+        call: (req) =>
+          handleCall(ctx, ticket.runId, ticket.attempt, req).catch((error: unknown): HostCallAnswer => {
+            logFailure("code_run_call_failed", error, { runId: ticket.runId, index: req.index });
+            return { type: "stop", reason: "Unavailable", message: "OpenBot could not store this call." };
+          }),
+        onLog: (line) => ctx.platform.events.emit("run-log", { runId: ticket.runId, line }),
+        signal: controller.signal,
+      }),
+    );
     // This instance is shutting down: the run stays Running for another instance (or the next start)
     // to take over through replay once this one's lease has ended.
     if (controller.signal.aborted && ctx.platform.closing) return await getRun(ctx, ticket.runId);
