@@ -29,7 +29,7 @@ export async function startRun(
   ctx: ServiceContext,
   input: unknown,
   host: "browser" | "server",
-  links: { turnId?: string; callId?: string } = {},
+  links: { turnId?: string; callId?: string; onCreated?: (runId: string) => void } = {},
 ): Promise<{ ticket: RunTicket | null; record: CodeRunRecord }> {
   const p = requirePermission(ctx.principal, "apps.use");
   const parsed = startRunInput.safeParse(input);
@@ -75,6 +75,7 @@ export async function startRun(
       ctx.platform.instanceId,
     ],
   );
+  links.onCreated?.(id);
   await touchChat(db, chatId);
   ctx.platform.events.emit("run", { runId: id, chatId });
   if (!settings.codeMode.enabled) {
@@ -183,13 +184,14 @@ export async function claimForPage(ctx: ServiceContext, runId: string, attempt: 
 export async function runOnServer(
   ctx: ServiceContext,
   input: unknown,
-  options: { onStarted?: (runId: string) => Promise<void> } = {},
+  /** `onCreated`: the run's row exists (called before anything else can fail); `onStarted`: it is about to run. */
+  options: { onCreated?: (runId: string) => void; onStarted?: (runId: string) => Promise<void> } = {},
 ): Promise<CodeRunRecord> {
   const p = requirePermission(ctx.principal, "apps.use");
   const pass = await requestPass(ctx.platform, p.userId, true);
   let handedOver = false;
   try {
-    const { ticket, record } = await startRun(ctx, input, "server");
+    const { ticket, record } = await startRun(ctx, input, "server", { onCreated: options.onCreated });
     await options.onStarted?.(record.id);
     if (!ticket) return record;
     handedOver = true;
