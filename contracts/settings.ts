@@ -35,6 +35,11 @@ export const codeModeSchema = z.object({
   maxServerRuns: ranged("maxServerRuns"),
   maxServerRunsPerUser: ranged("maxServerRunsPerUser"),
   maxQueuedRunsPerUser: ranged("maxQueuedRunsPerUser"),
+  /**
+   * Traces (OTEL_EXPORTER_OTLP_ENDPOINT set) carry each nested call's arguments, vault secrets redacted.
+   * Off: spans say what was called and how it ended, never with what.
+   */
+  traceArguments: z.boolean({ error: "traceArguments must be true or false" }),
 });
 export type CodeModeSettings = z.infer<typeof codeModeSchema>;
 
@@ -47,6 +52,7 @@ export const DEFAULT_CODE_MODE: CodeModeSettings = {
   maxServerRuns: CODE_MODE_RANGES.maxServerRuns.default,
   maxServerRunsPerUser: CODE_MODE_RANGES.maxServerRunsPerUser.default,
   maxQueuedRunsPerUser: CODE_MODE_RANGES.maxQueuedRunsPerUser.default,
+  traceArguments: false,
 };
 
 export const MODEL_PROVIDERS = ["openai-compatible", "openai", "anthropic"] as const;

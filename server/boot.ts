@@ -13,6 +13,7 @@ import { settleParkedCall } from "./services/code-runs/parked";
 import { resumeRun } from "./services/code-runs/runs";
 import { sweepRuns } from "./services/code-runs/sweep";
 import { CANCEL_TASK, cancelRunTasks, cancelTask, POLL_TASK, pollTask } from "./services/code-runs/tasks";
+import { traceRunEnds } from "./services/run-trace";
 import { readSettings } from "./services/settings";
 
 export interface BootOptions extends CreatePlatformOptions {
@@ -32,6 +33,7 @@ export async function bootPlatform(options: BootOptions = {}): Promise<Platform 
     const { createdToken } = await bootstrapAdmin(platform.db, env.dataDir, env.OPENBOT_ADMIN_TOKEN);
     if (createdToken) options.announce?.(createdToken, path.join(env.dataDir, "admin-token"));
     subscribeAgent(platform);
+    traceRunEnds(platform);
     // Work owed after an event is a durable job: taken by one instance, taken again if that one dies.
     const { jobs } = platform;
     jobs.handle("resume-run", (p) => resumeRun(platform, (p as { runId: string }).runId));

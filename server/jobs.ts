@@ -139,32 +139,51 @@ export class Jobs {
   }
 
   private async run(job: JobRow): Promise<void> {
-    const { db, instanceId } = this.options;
+    const { instanceId } = this.options;
     const handler = this.handlers.get(job.kind);
+    let release: [string, unknown[]];
     try {
       if (!handler) throw new Error(`no handler for ${job.kind}`);
       await handler(JSON.parse(job.payload));
       const every = this.recurring.get(job.kind);
-      if (every !== undefined)
-        await db.query("update jobs set locked_by = null, attempts = 0, run_at = $3 where id = $1 and locked_by = $2", [
-          job.id,
-          instanceId,
-          Date.now() + every,
-        ]);
-      else await db.query("delete from jobs where id = $1 and locked_by = $2", [job.id, instanceId]);
+      release =
+        every !== undefined
+          ? [
+              "update jobs set locked_by = null, attempts = 0, run_at = $3 where id = $1 and locked_by = $2",
+              [job.id, instanceId, Date.now() + every],
+            ]
+          : ["delete from jobs where id = $1 and locked_by = $2", [job.id, instanceId]];
     } catch (error) {
       const errorId = logFailure("job_failed", error, { jobId: job.id, kind: job.kind, attempt: job.attempts });
       if (job.attempts >= MAX_ATTEMPTS && !this.recurring.has(job.kind)) {
         logEvent("job_given_up", { jobId: job.id, kind: job.kind, errorId });
-        await db.query("delete from jobs where id = $1 and locked_by = $2", [job.id, instanceId]);
-        return;
+        release = ["delete from jobs where id = $1 and locked_by = $2", [job.id, instanceId]];
+      } else {
+        // Backoff: 1 s, 2 s, 4 s … up to 5 minutes.
+        const delay = Math.min(1_000 * 2 ** (job.attempts - 1), 300_000);
+        release = [
+          "update jobs set locked_by = null, run_at = $3, last_error = $4 where id = $1 and locked_by = $2",
+          [job.id, instanceId, Date.now() + delay, errorId],
+        ];
       }
-      // Backoff: 1 s, 2 s, 4 s … up to 5 minutes.
-      const delay = Math.min(1_000 * 2 ** (job.attempts - 1), 300_000);
-      await db.query(
-        "update jobs set locked_by = null, run_at = $3, last_error = $4 where id = $1 and locked_by = $2",
-        [job.id, instanceId, Date.now() + delay, errorId],
-      );
+    }
+    await this.release(job, release);
+  }
+
+  /**
+   * Stores how a job ended, trying again while the database is away (a Postgres restart): a job left
+   * locked by this live instance would never be taken again, and a recurring one (the sweep) would stop.
+   */
+  private async release(job: JobRow, [sql, params]: [string, unknown[]]): Promise<void> {
+    for (let wait = 250; ; wait = Math.min(wait * 2, 5_000)) {
+      try {
+        await this.options.db.query(sql, params);
+        return;
+      } catch (error) {
+        if (this.closed) throw error;
+        logFailure("job_release_failed", error, { jobId: job.id, kind: job.kind });
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
     }
   }
 }

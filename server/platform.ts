@@ -22,6 +22,7 @@ import { loadKeyRing } from "./keys";
 import { logEvent, logFailure } from "./log";
 import { countSealed } from "./metrics";
 import { RunAdmission } from "./run-admission";
+import { startTelemetry, type Telemetry } from "./telemetry";
 
 export interface Platform {
   env: Env;
@@ -39,6 +40,8 @@ export interface Platform {
   cluster: Cluster;
   /** Durable background jobs, taken by one instance at a time (server/jobs.ts). */
   jobs: Jobs;
+  /** OpenTelemetry traces when OTEL_EXPORTER_OTLP_ENDPOINT is set, else a no-op (server/telemetry.ts). */
+  telemetry: Telemetry;
   /**
    * Server-side runs this instance hosts (in progress or queued), by run id: aborting one cancels it.
    * A `run-cancel` event from any instance aborts it here.
@@ -119,6 +122,7 @@ export async function createPlatform(options: CreatePlatformOptions = {}): Promi
       instanceId,
       cluster,
       jobs: new Jobs({ db, instanceId, track: (work) => platform.track(work) }),
+      telemetry: startTelemetry(),
       activeRuns,
       activeTurns,
       runAppCalls: new Map(),
@@ -160,6 +164,7 @@ export async function createPlatform(options: CreatePlatformOptions = {}): Promi
           await new Promise((resolve) => setTimeout(resolve, 20));
         await Promise.allSettled([...background]);
         await cluster.close();
+        await platform.telemetry.close();
         runner.dispose();
         await apps.close();
         await db.close();

@@ -40,15 +40,17 @@ const FIELDS: { key: NumField; label: string; hint: string }[] = [
 const labelled = (message: string) =>
   FIELDS.reduce((text, f) => text.replace(new RegExp(`\\b(codeMode\\.)?${f.key}\\b`, "g"), f.label), message);
 
-type Draft = { enabled: boolean } & Record<NumField, string>;
+type Draft = { enabled: boolean; traceArguments: boolean } & Record<NumField, string>;
 const toDraft = (c: CodeModeSettings): Draft => ({
   enabled: c.enabled,
+  traceArguments: c.traceArguments,
   ...(Object.fromEntries(FIELDS.map((f) => [f.key, String(c[f.key])])) as Record<NumField, string>),
 });
 
 function fieldErrors(draft: Draft): Partial<Record<NumField, string>> {
   const candidate = {
     enabled: draft.enabled,
+    traceArguments: draft.traceArguments,
     ...Object.fromEntries(FIELDS.map((f) => [f.key, draft[f.key].trim() === "" ? Number.NaN : Number(draft[f.key])])),
   };
   const parsed = codeModeSchema.safeParse(candidate);
@@ -135,7 +137,11 @@ export function SettingsForm() {
         setNotice(null);
         save.mutate({
           expectedVersion: version,
-          codeMode: { enabled: draft.enabled, ...Object.fromEntries(FIELDS.map((f) => [f.key, Number(draft[f.key])])) },
+          codeMode: {
+            enabled: draft.enabled,
+            traceArguments: draft.traceArguments,
+            ...Object.fromEntries(FIELDS.map((f) => [f.key, Number(draft[f.key])])),
+          },
         });
       }}
     >
@@ -157,6 +163,17 @@ export function SettingsForm() {
           onChange={(e) => setDraft({ ...draft, enabled: e.target.checked })}
         />
         <span>Code Mode enabled</span>
+      </label>
+      <label className="check">
+        <input
+          type="checkbox"
+          name="traceArguments"
+          checked={draft.traceArguments}
+          onChange={(e) => setDraft({ ...draft, traceArguments: e.target.checked })}
+        />
+        <span>
+          Traces carry call arguments (vault secrets stay redacted; only with OTEL_EXPORTER_OTLP_ENDPOINT set)
+        </span>
       </label>
       <div className="grid-2">
         {FIELDS.map((f) => {

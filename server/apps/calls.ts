@@ -31,6 +31,8 @@ export interface SendOptions {
   signal: AbortSignal;
   timeout: number;
   onprogress?: (progress: { progress: number; total?: number; message?: string }) => void;
+  /** W3C trace context (`traceparent`, `tracestate`) put in `_meta` of the request, when tracing is on. */
+  traceMeta?: { traceparent: string; tracestate?: string };
 }
 
 export function send(
@@ -40,10 +42,11 @@ export function send(
   key: string,
   retry?: RetryParams,
 ): Promise<unknown> {
-  const _meta: Record<string, unknown> = { [CALL_META]: key };
+  const { traceMeta, ...sdkOptions } = options;
+  const _meta: Record<string, unknown> = { ...traceMeta, [CALL_META]: key };
   if (op.kind === "tool" && op.tasks) _meta[TASKS_META] = true;
   const more = retry ?? {};
-  const requestOptions = { ...options, allowInputRequired: true };
+  const requestOptions = { ...sdkOptions, allowInputRequired: true };
   switch (op.kind) {
     case "tool":
       return client.callTool({ name: op.name, arguments: op.args, _meta, ...more }, requestOptions);

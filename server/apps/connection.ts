@@ -319,6 +319,7 @@ export class AppConnection {
       onProgress?: SendOptions["onprogress"];
       inputRequired?: "ask" | "return";
       retry?: RetryParams;
+      traceMeta?: SendOptions["traceMeta"];
     },
   ): Promise<AppCallResult> {
     const client = this.client;
@@ -351,6 +352,7 @@ export class AppConnection {
       signal: controller.signal,
       timeout: opts.timeoutMs + this.deps.inputTimeoutMs + 60_000,
       ...(opts.onProgress ? { onprogress: opts.onProgress } : {}),
+      ...(opts.traceMeta ? { traceMeta: opts.traceMeta } : {}),
     };
     const key = randomUUID();
     let record: Inflight | undefined;

@@ -14,7 +14,7 @@ import { policiesPatchSchema } from "@/contracts/connections";
 import { ArgumentChecker } from "./arguments";
 import { buildCatalog, untrustedConnection } from "./bindings";
 import { type BuiltinHost, startBuiltinHost } from "./builtin/host";
-import type { RetryParams } from "./calls";
+import type { RetryParams, SendOptions } from "./calls";
 import { AppConnection, type ConnectionDeps, type ConnectionRecord, type Operation, type Policy } from "./connection";
 import type { InputRequest, PendingInput } from "./elicitation";
 import { AppCallError, type AppCallResult, ConnectionConfigError } from "./errors";
@@ -116,6 +116,8 @@ export class AppRegistry {
       inputRequired?: "ask" | "return";
       /** Send again after an `input_required` round, with the answers and the server's state. */
       retry?: RetryParams;
+      /** W3C trace context for `_meta` of each MCP request (server/services/run-trace.ts). */
+      traceMeta?: SendOptions["traceMeta"];
     } = {},
   ): Promise<AppCallResult> {
     let conn = this.conns.get(entry.connectionId);
@@ -153,6 +155,7 @@ export class AppRegistry {
       onProgress: opts.onProgress,
       inputRequired: opts.inputRequired,
       retry: opts.retry,
+      traceMeta: opts.traceMeta,
     });
   }
 

@@ -46,6 +46,19 @@ export interface PoolState {
   max: number;
 }
 
+/**
+ * Whether an error means the database could not be reached or went away (a restart, a lost connection),
+ * by its shape: SQLSTATE class 08 (connection), 57 (operator intervention: shutdown, cannot connect now),
+ * 53 (resources), a socket error, or node-postgres' own "Connection terminated".
+ */
+export function isStorageUnavailable(error: unknown): boolean {
+  if (typeof error !== "object" || error === null) return false;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  if (typeof code === "string" && /^(08|57|53)[0-9A-Z]{3}$/.test(code)) return true;
+  if (typeof code === "string" && /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|ENOTFOUND)$/.test(code)) return true;
+  return typeof message === "string" && /Connection terminated|connection (is )?(closed|ended)/i.test(message);
+}
+
 const CHANNEL = /^[a-z_][a-z0-9_]{0,62}$/;
 const checkChannel = (channel: string) => {
   if (!CHANNEL.test(channel)) throw new Error(`Bad channel name: ${channel}`);

@@ -17,6 +17,7 @@ import type { Principal } from "./auth";
 import { checkAppCall } from "./capability";
 import { grantFor, recordGrantUse } from "./grants";
 import { trackRunCall } from "./run-app-calls";
+import { traceCall } from "./run-trace";
 import { isReadOnly, type Provenance, provenance, runReads, taintReason } from "./taint";
 import {
   isVaultDeniedError,
@@ -218,6 +219,7 @@ export async function performAppCall(
   let status: "Completed" | "Failed";
   let errorReason: string | null = null;
   const secrets = [...substituted.secrets, ...(await knownSecrets(platform, written?.fingerprint))];
+  const traced = await traceCall(platform, call, () => JSON.stringify(redact(substituted.args, secrets)));
   const sentAt = performance.now();
   let answer = "ok";
   try {
@@ -232,6 +234,7 @@ export async function performAppCall(
           ...(call.tasks ? { tasks: true } : {}),
           // A program's call parks durably instead of waiting in memory for a 2026-07-28 server's question.
           ...(call.runId ? { inputRequired: "return" as const, retry: call.resume?.retry } : {}),
+          ...(traced ? { traceMeta: traced.meta } : {}),
         })
         .catch((error: unknown) => {
           answer = isAppCallError(error) ? error.reason : "unavailable";
@@ -260,6 +263,7 @@ export async function performAppCall(
     if (raw?.reason === "task_started" && raw.task) {
       await parkOnTask(platform, opId, call, raw.task, sealOp, secrets);
       const outcome = failedOutcome("task_started", `${call.entry.binding} runs as a task; its result comes later.`);
+      traced?.end(outcome);
       return { outcome, operationId: opId, parked: true };
     }
     if (known?.reason === "input_required" && raw?.asked && call.runId) {
@@ -273,7 +277,9 @@ export async function performAppCall(
         };
         await parkOperation(platform, opId, { question, state: parked.state });
         platform.events.emit("run", { runId: call.runId, chatId: call.chatId });
-        return { outcome: inputOutcome(call.entry.binding, opId, question.message), operationId: opId, parked: true };
+        const outcome = inputOutcome(call.entry.binding, opId, question.message);
+        traced?.end(outcome);
+        return { outcome, operationId: opId, parked: true };
       }
       known = new AppCallError("tool_error", redact(parked.problem, secrets));
     }
@@ -298,6 +304,7 @@ export async function performAppCall(
       void settleInput(platform, opId, known.input.result, secrets).catch(() => undefined);
       platform.events.emit("run", { runId: call.runId, chatId: call.chatId });
       const outcome = inputOutcome(call.entry.binding, opId, question.message);
+      traced?.end(outcome);
       return call.runId ? { outcome, operationId: opId, parked: true } : { outcome, operationId: opId };
     }
     const reason = known?.reason ?? "unavailable";
@@ -312,6 +319,7 @@ export async function performAppCall(
     status = "Failed";
     errorReason = reason;
   }
+  traced?.end(outcome);
   const finished: FinishedOperation = {
     id: opId,
     status,

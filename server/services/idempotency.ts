@@ -8,6 +8,7 @@ import "server-only";
 import type { CodeRunRecord, StartRunInput } from "@/contracts/code-run";
 import { canonicalJson } from "@/worker/canonical-json";
 import { sha256 } from "../crypto";
+import { isStorageUnavailable } from "../db/client";
 import { logFailure } from "../log";
 import { requirePermission } from "./auth";
 import { getRun } from "./code-runs/records";
@@ -28,12 +29,13 @@ export async function runOnServerOnce(
     let runId: string | undefined;
     try {
       return await runOnServer(ctx, input, {
-        onStarted: async (id) => {
+        onCreated: (id) => {
           runId = id;
         },
       });
     } catch (error) {
-      if (runId === undefined || isAppError(error)) throw error;
+      if (isAppError(error)) throw error;
+      if (runId === undefined) throw noRunMade(error);
       return answerForStartedRun(ctx, runId, error);
     }
   }
@@ -55,8 +57,10 @@ export async function runOnServerOnce(
   let started: string | undefined;
   try {
     return await runOnServer(ctx, input, {
-      onStarted: async (runId) => {
+      onCreated: (runId) => {
         started = runId;
+      },
+      onStarted: async (runId) => {
         await db.query("update idempotency_keys set run_id = $3 where user_id = $1 and key_hash = $2", [
           p.userId,
           keyHash,
@@ -67,12 +71,28 @@ export async function runOnServerOnce(
   } catch (error) {
     // Refused before a run existed (bad input, a full queue): the key is free for the corrected retry.
     if (started === undefined) {
-      await db.query("delete from idempotency_keys where user_id = $1 and key_hash = $2", [p.userId, keyHash]);
-      throw error;
+      await db
+        .query("delete from idempotency_keys where user_id = $1 and key_hash = $2", [p.userId, keyHash])
+        .catch(() => undefined);
+      throw isAppError(error) ? error : noRunMade(error);
     }
     if (isAppError(error)) throw error;
     return answerForStartedRun(ctx, started, error);
   }
+}
+
+/**
+ * The database failed before the run's row existed: nothing was made, so the request may be sent again
+ * (503). Anything else is a bug and stays an internal error.
+ */
+function noRunMade(error: unknown): unknown {
+  if (!isStorageUnavailable(error)) return error;
+  const errorId = logFailure("code_run_start_failed", error);
+  return new AppError(
+    "UNAVAILABLE",
+    `The database is unavailable right now, so no run was made (${errorId}); send the request again.`,
+    { errorId, retryable: true },
+  );
 }
 
 /**

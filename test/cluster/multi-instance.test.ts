@@ -4,119 +4,20 @@
  * instance hosting a run leaves the other to finish it through replay with no write sent twice.
  * Needs OPENBOT_TEST_DATABASE_URL and a built app (`npx next build`); skipped with a note otherwise.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, rmSync } from "node:fs";
-import { createServer, request as httpRequest, type Server } from "node:http";
-import path from "node:path";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type OtlpReceiver, startOtlpReceiver } from "../helpers/otlp-receiver";
+import { type Cluster, PORT_BASE, type Rec, skipReason, sleep, startCluster, until } from "./harness";
 
-const baseUrl = process.env.OPENBOT_TEST_DATABASE_URL;
-const built = existsSync(path.join(process.cwd(), ".next", "BUILD_ID"));
-const why = !baseUrl ? "OPENBOT_TEST_DATABASE_URL is not set" : !built ? "the app is not built (npx next build)" : "";
+const why = skipReason;
 if (why) console.warn(`multi-instance tests skipped: ${why}`);
 
-const PORTS = { proxy: 5300, a: 5301, b: 5302 };
-const TOKEN = `obt_${randomBytes(24).toString("hex")}`;
-const KEY = randomBytes(32).toString("hex");
-const auth = { Authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
-
-interface Instance {
-  name: string;
-  port: number;
-  child: ChildProcess;
-  log: () => string;
-}
-
-let dbUrl = "";
-let dbName = "";
-let db: pg.Client;
-const instances: Record<"a" | "b", Instance | undefined> = { a: undefined, b: undefined };
-let proxy: Server | undefined;
-
-async function startInstance(name: "a" | "b"): Promise<Instance> {
-  const port = PORTS[name];
-  const dataDir = path.join(process.cwd(), "test-results", `cluster-${name}`);
-  rmSync(dataDir, { recursive: true, force: true });
-  const child = spawn(process.execPath, ["scripts/server.mjs"], {
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      OPENBOT_DATA_DIR: dataDir,
-      DATABASE_URL: dbUrl,
-      OPENBOT_ADMIN_TOKEN: TOKEN,
-      OPENBOT_ENCRYPTION_KEY: KEY,
-      OPENBOT_LOG: "",
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let log = "";
-  child.stdout!.on("data", (d) => (log += d));
-  child.stderr!.on("data", (d) => (log += d));
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`instance ${name} exited:\n${log}`);
-    const up = await fetch(`http://127.0.0.1:${port}/v1/health`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (up) break;
-    await sleep(200);
-  }
-  return { name, port, child, log: () => log };
-}
-
-/** Round-robin over the live instances, as a load balancer would. */
-function startProxy(): Promise<Server> {
-  let next = 0;
-  const server = createServer((req, res) => {
-    const live = Object.values(instances).filter(
-      (i): i is Instance => !!i && i.child.exitCode === null && !i.child.signalCode,
-    );
-    const target = live[next++ % live.length]!;
-    const out = httpRequest(
-      { host: "127.0.0.1", port: target.port, path: req.url, method: req.method, headers: req.headers },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    out.on("error", () => res.writeHead(502).end());
-    req.pipe(out);
-  });
-  return new Promise((resolve) => server.listen(PORTS.proxy, "127.0.0.1", () => resolve(server)));
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const at = (name: "a" | "b" | "proxy") => `http://127.0.0.1:${name === "proxy" ? PORTS.proxy : instances[name]!.port}`;
-
-interface Rec {
-  id: string;
-  status: string;
-  result?: unknown;
-}
-
-async function api<T = Rec>(where: "a" | "b" | "proxy", method: string, route: string, body?: unknown): Promise<T> {
-  const r = await fetch(`${at(where)}${route}`, {
-    method,
-    headers: auth,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await r.text();
-  if (!r.ok) throw new Error(`${method} ${route} on ${where}: ${r.status} ${text}`);
-  return text ? JSON.parse(text) : (undefined as T);
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined | null | false>, ms = 90_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
-    await sleep(100);
-  }
-}
+let cluster: Cluster;
+let receiver: OtlpReceiver;
+const api = <T = Rec>(where: "a" | "b" | "proxy", method: string, route: string, body?: unknown) =>
+  cluster.api<T>(where, method, route, body);
+const at = (where: "a" | "b" | "proxy") => cluster.at(where);
+const db = { query: (sql: string, params?: unknown[]) => cluster.db().query(sql, params) };
 
 async function newChat(where: "a" | "b" | "proxy"): Promise<string> {
   return (await api<{ id: string }>(where, "POST", "/v1/chats", {})).id;
@@ -139,38 +40,15 @@ async function updateSettings(codeMode: Record<string, unknown>) {
 
 describe.skipIf(!!why)("many instances on one Postgres", () => {
   beforeAll(async () => {
-    dbName = `openbot_cluster_${randomBytes(5).toString("hex")}`;
-    const admin = new pg.Client({ connectionString: baseUrl });
-    await admin.connect();
-    await admin.query(`create database ${dbName}`);
-    await admin.end();
-    const url = new URL(baseUrl!);
-    url.pathname = `/${dbName}`;
-    dbUrl = url.toString();
-    instances.a = await startInstance("a");
-    instances.b = await startInstance("b");
-    proxy = await startProxy();
-    db = new pg.Client({ connectionString: dbUrl });
-    await db.connect();
+    // The instances export their traces to this receiver (issue 15 item 7, on the built server).
+    receiver = await startOtlpReceiver(PORT_BASE + 9);
+    cluster = await startCluster(0, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: "200" });
     await updateSettings({ enabled: true, timeoutMs: 60_000 });
   }, 240_000);
 
   afterAll(async () => {
-    proxy?.close();
-    for (const i of Object.values(instances)) {
-      if (i && i.child.exitCode === null && !i.child.signalCode) {
-        const exited = new Promise((r) => i.child.once("exit", r));
-        i.child.kill("SIGTERM");
-        await exited;
-      }
-    }
-    await db?.end();
-    if (dbName) {
-      const admin = new pg.Client({ connectionString: baseUrl });
-      await admin.connect();
-      await admin.query(`drop database if exists ${dbName} with (force)`).catch(() => undefined);
-      await admin.end();
-    }
+    await cluster?.close();
+    await receiver?.close();
   }, 60_000);
 
   it("a policy set to deny on A is enforced on B at once", async () => {
@@ -219,6 +97,24 @@ describe.skipIf(!!why)("many instances on one Postgres", () => {
     await sleep(1_000);
     expect(await emailsWithSubject(subject)).toBe(1);
     expect(Number((await db.query("select count(*)::int as n from jobs where kind = 'resume-run'")).rows[0].n)).toBe(0);
+    // One trace for the run across both instances: the root recorded by the instance that ended it, the
+    // attempt on A (ended waiting) and the re-run, and the one email call sent, all under the root.
+    const root = await until("the run's root span", async () =>
+      receiver.spans.find((x) => x.name === "code_run" && x.attributes["openbot.run.id"] === waiting.id),
+    );
+    const stored = (await db.query("select traceparent from code_runs where id = $1", [waiting.id])).rows[0];
+    expect(stored.traceparent).toBe(`00-${root.traceId}-${root.spanId}-01`);
+    const attempts = await until("both attempts' spans", async () => {
+      const found = receiver.spans.filter(
+        (x) => x.name === "run_attempt" && x.attributes["openbot.run.id"] === waiting.id,
+      );
+      return found.length === 2 ? found : undefined;
+    });
+    expect(attempts.map((x) => x.attributes["openbot.attempt.outcome"]).sort()).toEqual(["completed", "waiting"]);
+    const calls = receiver.spans.filter((x) => x.name === "app_call email.send_email" && x.traceId === root.traceId);
+    expect(calls).toHaveLength(1);
+    for (const x of [...attempts, ...calls]) expect([x.traceId, x.parentSpanId]).toEqual([root.traceId, root.spanId]);
+    expect(Buffer.concat(receiver.raw).toString("utf8")).not.toContain(subject);
   });
 
   it("a chat page on A sees live logs of a run hosted on B", async () => {
@@ -226,7 +122,7 @@ describe.skipIf(!!why)("many instances on one Postgres", () => {
     const controller = new AbortController();
     const input = encodeURIComponent(JSON.stringify({ chatId: chat }));
     const stream = await fetch(`${at("a")}/api/trpc/codeRuns.onLog?input=${input}`, {
-      headers: { Authorization: auth.Authorization, Accept: "text/event-stream" },
+      headers: { Authorization: cluster.auth.Authorization, Accept: "text/event-stream" },
       signal: controller.signal,
     });
     expect(stream.status).toBe(200);
@@ -256,7 +152,7 @@ describe.skipIf(!!why)("many instances on one Postgres", () => {
       const chat = await newChat("a");
       const busy = fetch(`${at("a")}/v1/chats/${chat}/code-runs`, {
         method: "POST",
-        headers: auth,
+        headers: cluster.auth,
         body: JSON.stringify({ code: "while (true) {}" }),
       }).then((r) => r.json());
       const run = await until("the busy run", async () => {
@@ -304,7 +200,7 @@ return "survived"`,
       ).rows.length;
       return job && recorded ? job : undefined;
     });
-    const victim = Object.entries(instances).find(([, i]) => i?.child.pid === holder.pid);
+    const victim = Object.entries(cluster.instances).find(([, i]) => i?.child.pid === holder.pid);
     expect(victim, `the job's holder pid ${holder.pid} is one of the instances`).toBeDefined();
     const status = (await db.query("select status from code_runs where id = $1", [waiting.id])).rows[0].status;
     expect(status).toBe("Running");
@@ -312,6 +208,20 @@ return "survived"`,
     victim![1]!.child.kill("SIGKILL");
     await new Promise((r) => victim![1]!.child.once("exit", r));
     const survivor = victim![0] === "a" ? "b" : "a";
+    // Takeover (another instance claims the run: a new attempt it hosts) within 30 s of the host's death:
+    // the lease (10 s, renewed every 2 s) ends, then the sweep (every 5 s, a job polled every second) claims it.
+    const leaseEnd = Number(
+      (await db.query("select lease_until from instances where id = $1", [holder.locked_by])).rows[0].lease_until,
+    );
+    const taken = await until("the run taken over", async () => {
+      const r = (await db.query("select host_instance, attempt from code_runs where id = $1", [waiting.id])).rows[0];
+      return r.host_instance !== holder.locked_by ? { ...r, at: Date.now() } : undefined;
+    });
+    const takeover = taken.at - killedAt;
+    console.log(
+      `takeover: lease ended ${leaseEnd - killedAt} ms after the kill, run claimed (attempt ${taken.attempt}) ${takeover} ms after it`,
+    );
+    expect(takeover, `taken over ${takeover} ms after the kill`).toBeLessThan(30_000);
     const done = await until("the run finished by the survivor", async () => {
       const r = await api(survivor, "GET", `/v1/code-runs/${waiting.id}`);
       return r.status !== "Running" && r.status !== "Queued" ? r : undefined;
@@ -326,6 +236,6 @@ return "survived"`,
       const left = await db.query("select 1 from jobs where id = $1", [holder.id]);
       return left.rows.length === 0;
     });
-    expect(elapsed, `taken over ${elapsed} ms after the kill`).toBeLessThan(30_000 + 10_000);
+    expect(elapsed, `finished ${elapsed} ms after the kill`).toBeLessThan(30_000 + 10_000);
   });
 });

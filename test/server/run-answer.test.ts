@@ -74,4 +74,28 @@ describe("a storage error after a run started", () => {
     expect(runs.map((r) => r.id)).toEqual([details?.runId]);
     expect(pub.message).toContain(details!.runId!);
   });
+
+  it("answers 503 saying no run was made when the database fails before the run exists (a retry is safe)", async () => {
+    const ctx = { platform: t.platform, principal: t.admin };
+    const chat = await t.caller(t.admin).chats.create({ title: "No run" });
+    const heal = breakStatements(t.platform.db, (sql) => sql.includes("insert into code_runs"));
+    const answer = await outcome(runOnServerOnce(ctx, { chatId: chat.id, code: CODE }, null)).finally(heal);
+    const pub = toPublicError(answer.error, "test");
+    expect(pub.code).toBe("UNAVAILABLE");
+    expect(pub.message).toContain("no run was made");
+    expect(await t.caller(t.admin).codeRuns.listByChat({ chatId: chat.id })).toEqual([]);
+  });
+
+  it("names the run when the database fails right after its row was made (before it was handed to the runner)", async () => {
+    const ctx = { platform: t.platform, principal: t.admin };
+    const chat = await t.caller(t.admin).chats.create({ title: "Row made" });
+    const heal = breakStatements(t.platform.db, (sql) => sql.startsWith("update chats set updated_at"));
+    const answer = await outcome(runOnServerOnce(ctx, { chatId: chat.id, code: CODE }, null)).finally(heal);
+    const runs = await t.caller(t.admin).codeRuns.listByChat({ chatId: chat.id });
+    expect(runs).toHaveLength(1);
+    const named = answer.error
+      ? (toPublicError(answer.error, "test") as { details?: { runId?: string } }).details?.runId
+      : (answer.value as { id: string }).id;
+    expect(named).toBe(runs[0]!.id);
+  });
 });

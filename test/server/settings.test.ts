@@ -26,6 +26,7 @@ describe("platform settings", () => {
       maxServerRuns: 4,
       maxServerRunsPerUser: 2,
       maxQueuedRunsPerUser: 16,
+      traceArguments: false,
     });
   });
 

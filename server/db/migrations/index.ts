@@ -18,6 +18,7 @@ import { sql as appProgress } from "./0016-app-progress";
 import { sql as grants } from "./0017-grants";
 import { sql as inputPark } from "./0018-input-park";
 import { sql as appTasks } from "./0019-app-tasks";
+import { sql as runTraceparent } from "./0020-run-traceparent";
 
 export const MIGRATIONS: readonly Migration[] = [
   { id: "0001-core", sql: core },
@@ -37,4 +38,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: "0017-grants", sql: grants },
   { id: "0018-input-park", sql: inputPark },
   { id: "0019-app-tasks", sql: appTasks },
+  { id: "0020-run-traceparent", sql: runTraceparent },
 ];

@@ -14,6 +14,7 @@ import { principalFromKeyId, requirePermission } from "../auth";
 import { ownedChat, touchChat } from "../chats";
 import type { ServiceContext } from "../context";
 import { AppError, invalidInput } from "../errors";
+import { traceAttempt } from "../run-trace";
 import { readSettings } from "../settings";
 import { transpileTypeScript } from "../transpile";
 import { vaultNames } from "../vault";
@@ -28,7 +29,7 @@ export async function startRun(
   ctx: ServiceContext,
   input: unknown,
   host: "browser" | "server",
-  links: { turnId?: string; callId?: string } = {},
+  links: { turnId?: string; callId?: string; onCreated?: (runId: string) => void } = {},
 ): Promise<{ ticket: RunTicket | null; record: CodeRunRecord }> {
   const p = requirePermission(ctx.principal, "apps.use");
   const parsed = startRunInput.safeParse(input);
@@ -74,6 +75,7 @@ export async function startRun(
       ctx.platform.instanceId,
     ],
   );
+  links.onCreated?.(id);
   await touchChat(db, chatId);
   ctx.platform.events.emit("run", { runId: id, chatId });
   if (!settings.codeMode.enabled) {
@@ -189,13 +191,14 @@ export async function claimForPage(ctx: ServiceContext, runId: string, attempt: 
 export async function runOnServer(
   ctx: ServiceContext,
   input: unknown,
-  options: { onStarted?: (runId: string) => Promise<void> } = {},
+  /** `onCreated`: the run's row exists (called before anything else can fail); `onStarted`: it is about to run. */
+  options: { onCreated?: (runId: string) => void; onStarted?: (runId: string) => Promise<void> } = {},
 ): Promise<CodeRunRecord> {
   const p = requirePermission(ctx.principal, "apps.use");
   const pass = await requestPass(ctx.platform, p.userId, true);
   let handedOver = false;
   try {
-    const { ticket, record } = await startRun(ctx, input, "server");
+    const { ticket, record } = await startRun(ctx, input, "server", { onCreated: options.onCreated });
     await options.onStarted?.(record.id);
     if (!ticket) return record;
     handedOver = true;
@@ -259,15 +262,17 @@ export async function runTicketOnServer(
       events.emit("run", { runId: ticket.runId });
     }
     controller.signal.removeEventListener("abort", leaveQueue);
-    const outcome = await ctx.platform.runner.run(ticket.input, {
-      call: (req) =>
-        handleCall(ctx, ticket.runId, ticket.attempt, req).catch((error: unknown): HostCallAnswer => {
-          logFailure("code_run_call_failed", error, { runId: ticket.runId, index: req.index });
-          return { type: "stop", reason: "Unavailable", message: "OpenBot could not store this call." };
-        }),
-      onLog: (line) => ctx.platform.events.emit("run-log", { runId: ticket.runId, line }),
-      signal: controller.signal,
-    });
+    const outcome = await traceAttempt(ctx.platform, ticket, () =>
+      ctx.platform.runner.run(ticket.input, {
+        call: (req) =>
+          handleCall(ctx, ticket.runId, ticket.attempt, req).catch((error: unknown): HostCallAnswer => {
+            logFailure("code_run_call_failed", error, { runId: ticket.runId, index: req.index });
+            return { type: "stop", reason: "Unavailable", message: "OpenBot could not store this call." };
+          }),
+        onLog: (line) => ctx.platform.events.emit("run-log", { runId: ticket.runId, line }),
+        signal: controller.signal,
+      }),
+    );
     // This instance is shutting down: the run stays Running for another instance (or the next start)
     // to take over through replay once this one's lease has ended.
     if (controller.signal.aborted && ctx.platform.closing) return await getRun(ctx, ticket.runId);

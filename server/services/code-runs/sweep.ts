@@ -9,6 +9,8 @@ import { resumeRun } from "./runs";
 
 /** How long a page-hosted run may go without any sign of its page before the server takes it over. */
 const STALE_GRACE_MS = 60_000;
+/** How long a server run of this instance may be missing from its active runs before the sweep takes it over. */
+const OWN_GRACE_MS = 10_000;
 
 /**
  * Finishes what a dead host left behind, on start and then periodically. An App operation still
@@ -41,10 +43,13 @@ export async function sweepRuns(
   const interrupted: string[] = [];
   // A server-hosted run whose instance's lease ended (that process died): its calls in flight will never
   // be recorded by it, so they become Unknown now (never sent again blindly) and the run is taken over.
+  // So is a run this instance hosts but no longer runs: its attempt ended while the database was away (a
+  // Postgres restart), so the ending could not be stored. The grace covers a run just made, not yet started.
   const orphaned = await db.query<RunRow>(
     `select * from code_runs r where r.status in ('Running', 'Queued') and r.host = 'server'
-     and not exists (select 1 from instances i where i.id = r.host_instance and i.lease_until > $1)`,
-    [now],
+     and (not exists (select 1 from instances i where i.id = r.host_instance and i.lease_until > $1)
+          or (r.host_instance = $2 and r.updated_at < $3))`,
+    [now, platform.instanceId, now - OWN_GRACE_MS],
   );
   for (const run of orphaned) {
     if (platform.activeRuns.has(run.id)) continue;
