@@ -177,24 +177,31 @@ export async function createApiKey(
  * (mode 0600) and returns it so the caller prints it once; only its hash is stored.
  */
 export async function bootstrapAdmin(db: Db, dataDir: string, fixedToken?: string): Promise<{ createdToken?: string }> {
-  if (fixedToken) {
-    if (await principalFromToken(db, fixedToken)) return {};
-    const userId = await adminUserId(db);
-    await createApiKey(db, userId, "OPENBOT_ADMIN_TOKEN", ALL_PERMISSIONS, fixedToken);
-    return {};
-  }
-  const existing = await db.query(
-    "select 1 from api_keys k join users u on u.id = k.user_id where u.role = 'admin' and k.revoked_at is null limit 1",
-  );
-  if (existing.length) return {};
-  const userId = await adminUserId(db);
-  const { token } = await createApiKey(db, userId, "First admin token", ALL_PERMISSIONS);
+  // Instances starting at once on a fresh database take turns (a transaction-scoped advisory lock), so
+  // only one makes the first admin and its key, and none fails on the other's insert.
+  const token = await db.transaction(async (tx) => {
+    await tx.query("select pg_advisory_xact_lock($1)", [BOOTSTRAP_LOCK]);
+    if (fixedToken) {
+      if (await principalFromToken(tx, fixedToken)) return undefined;
+      await createApiKey(tx, await adminUserId(tx), "OPENBOT_ADMIN_TOKEN", ALL_PERMISSIONS, fixedToken);
+      return undefined;
+    }
+    const existing = await tx.query(
+      "select 1 from api_keys k join users u on u.id = k.user_id where u.role = 'admin' and k.revoked_at is null limit 1",
+    );
+    if (existing.length) return undefined;
+    return (await createApiKey(tx, await adminUserId(tx), "First admin token", ALL_PERMISSIONS)).token;
+  });
+  if (!token) return {};
   mkdirSync(dataDir, { recursive: true });
   const file = path.join(dataDir, "admin-token");
   writeFileSync(file, `${token}\n`, { mode: 0o600 });
   if (existsSync(file)) chmodSync(file, 0o600);
   return { createdToken: token };
 }
+
+/** Advisory lock key of the first-start bootstrap (any constant shared by every instance). */
+const BOOTSTRAP_LOCK = 7_061_626_001;
 
 async function adminUserId(db: Db): Promise<string> {
   const rows = await db.query<{ id: string }>("select id from users where role = 'admin' order by created_at limit 1");

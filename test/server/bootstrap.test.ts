@@ -11,6 +11,7 @@ import { sha256 } from "@/server/crypto";
 import { openDb } from "@/server/db/client";
 import { migrate } from "@/server/db/migrate";
 import { authenticate, bootstrapAdmin, principalFromToken, SESSION_COOKIE, signIn } from "@/server/services/auth";
+import { BACKENDS } from "../helpers/databases";
 
 const dirs: string[] = [];
 const tempDir = () => {
@@ -77,4 +78,29 @@ describe("admin bootstrap", () => {
     await expect(signIn(db, "wrong")).rejects.toThrow("not valid");
     await db.close();
   });
+
+  // Postgres only: two PGlite handles are two databases (one process owns an embedded one).
+  for (const backend of BACKENDS.filter((b) => b.name === "postgres")) {
+    it(`two instances starting at once on a fresh ${backend.name} database make one admin and one key each way`, async () => {
+      const fresh = await backend.fresh();
+      const [a, b] = [await fresh.open(), await fresh.open()];
+      try {
+        await migrate(a);
+        // The same OPENBOT_ADMIN_TOKEN on both: neither start fails on the other's insert.
+        await Promise.all([a, b].map((db) => bootstrapAdmin(db, tempDir(), "obt_shared_admin_token_0123456789")));
+        const fixed = await a.query("select count(*)::int as n from api_keys where name = 'OPENBOT_ADMIN_TOKEN'");
+        expect(fixed[0]).toEqual({ n: 1 });
+        // No fixed token, a fresh database again: only one of them creates (and prints) a first token.
+        await a.query("delete from api_keys");
+        await a.query("delete from users");
+        const created = await Promise.all([a, b].map((db) => bootstrapAdmin(db, tempDir())));
+        expect(created.filter((c) => c.createdToken).length).toBe(1);
+        const admins = await a.query("select count(*)::int as n from users where role = 'admin'");
+        expect(admins[0]).toEqual({ n: 1 });
+      } finally {
+        await Promise.all([a.close(), b.close()]);
+        await fresh.drop();
+      }
+    });
+  }
 });
