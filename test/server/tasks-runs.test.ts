@@ -20,21 +20,23 @@ import { principalFromToken } from "@/server/services/auth";
 import { sweepRuns } from "@/server/services/code-runs/sweep";
 import { stop } from "../apps/helpers";
 import { control, startTasksServer } from "../apps/tasks-fixture";
+import { BACKENDS } from "../helpers/databases";
 import { ADMIN_TOKEN } from "../helpers/platform";
 
 let server: ChildProcess;
 let base = "";
 let dataDir = "";
 let platform: Platform;
-/** The connection's slug (on a shared Postgres an earlier run's "Reports" may still hold `reports`). */
 let slug = "reports";
+/** On Postgres (when the CI one is there) a fresh database of its own, dropped afterwards. */
+let database: { url?: string; drop(): Promise<void> } | undefined;
 let connectionId = "";
 
 const env = () =>
   readEnv({
     OPENBOT_DATA_DIR: dataDir,
     OPENBOT_ADMIN_TOKEN: ADMIN_TOKEN,
-    ...(process.env.OPENBOT_TEST_DATABASE_URL ? { DATABASE_URL: process.env.OPENBOT_TEST_DATABASE_URL } : {}),
+    ...(database?.url ? { DATABASE_URL: database.url } : {}),
   });
 const boot = () => bootPlatform({ env: env(), jobPollMs: 100 });
 
@@ -45,6 +47,7 @@ async function admin() {
 
 beforeAll(async () => {
   dataDir = mkdtempSync(path.join(tmpdir(), "openbot-tasks-"));
+  database = await BACKENDS.find((b) => b.name === "postgres")?.fresh();
   const started = await startTasksServer();
   server = started.child;
   base = started.base;
@@ -64,6 +67,7 @@ beforeAll(async () => {
 afterAll(async () => {
   if (connectionId) await (await admin()).connections.remove({ id: connectionId }).catch(() => undefined);
   await platform?.close();
+  await database?.drop();
   await stop(server);
   rmSync(dataDir, { recursive: true, force: true });
 });
