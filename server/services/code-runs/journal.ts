@@ -216,19 +216,26 @@ async function recordedStep(
   if (existing.outcome_enc)
     return answer(open<CallOutcome>(ctx, "code_run_calls", `${run.id}:${call.index}`, "outcome", existing.outcome_enc));
   if (existing.operation_id) {
+    // The call's App operation, read once for every path below.
+    const op = (
+      await ctx.platform.db.query<{ status: string; task: boolean }>(
+        "select status, task_enc is not null as task from app_operations where id = $1",
+        [existing.operation_id],
+      )
+    )[0];
+    const status = op?.status;
     // The App runs it as a task not finished yet: it waits again (the poll job records its outcome).
-    if (await isOpenTask(ctx, existing.operation_id)) return { type: "pause" };
+    if (op?.task && (status === "Task" || status === "InputRequired")) return { type: "pause" };
     // Parked on a person's input: still waiting pauses again; answered is claimed and sent once.
-    const parked = await parkedStep(ctx, run, mayUseApps, existing, call.binding, argsJson);
+    const parked = await parkedStep(ctx, run, mayUseApps, existing, status, call.binding, argsJson);
     if (parked) return parked;
     // Sent by a host that died before recording the outcome: a read (a resource or prompt, or a tool a
     // built-in App marks readOnlyHint) changes nothing, so it is sent again instead of failing the run.
     const entry = ctx.platform.apps.resolve(call.binding);
-    if (entry && (await lostRead(ctx, entry, existing.operation_id)))
-      return { type: "send", fresh: true, run, entry, argsJson };
+    if (entry && status === "Unknown" && isRead(ctx, entry)) return { type: "send", fresh: true, run, entry, argsJson };
     const source = JSON.parse(existing.source) as { connectionId: string; name: string };
     const same = entry && entry.connectionId === source.connectionId && entry.name === source.name ? entry : undefined;
-    const next = mayUseApps ? await unknownStep(ctx, run, existing, same) : "stop";
+    const next = mayUseApps ? await unknownStep(ctx, run, existing, same, status) : "stop";
     if (next === "pause") return { type: "pause" };
     if (next === "send" && same) return { type: "send", fresh: false, run, entry: same, argsJson };
     const message = `Call ${call.index} (${call.binding}) was sent, but its outcome is unknown; it was not sent again.`;
@@ -260,14 +267,6 @@ async function recordedStep(
   return { type: "stop", reason: "Unavailable", message: `Call ${call.index} has no stored outcome.` };
 }
 
-async function isOpenTask(ctx: ServiceContext, operationId: string): Promise<boolean> {
-  const op = await ctx.platform.db.query(
-    "select 1 from app_operations where id = $1 and status in ('Task', 'InputRequired') and task_enc is not null",
-    [operationId],
-  );
-  return op.length > 0;
-}
-
 /**
  * A recorded call whose App operation asked for input (app-input.ts): InputRequired pauses; InputAnswered
  * is claimed (one statement: only one host gets it) and sent again with the answer, unless the binding
@@ -278,15 +277,13 @@ async function parkedStep(
   run: RunRow,
   mayUseApps: boolean,
   existing: CallRow,
+  status: string | undefined,
   binding: string,
   argsJson: string,
 ): Promise<CallStep | undefined> {
   const operationId = existing.operation_id!;
-  const op = await ctx.platform.db.query<{ status: string }>("select status from app_operations where id = $1", [
-    operationId,
-  ]);
-  if (op[0]?.status === "InputRequired") return { type: "pause" };
-  if (op[0]?.status !== "InputAnswered") return undefined;
+  if (status === "InputRequired") return { type: "pause" };
+  if (status !== "InputAnswered") return undefined;
   if (!mayUseApps) return { type: "stop", reason: "Cancelled", message: "The caller lost apps.use." };
   const entry = ctx.platform.apps.resolve(binding);
   const source = JSON.parse(existing.source) as { connectionId: string; name: string };
@@ -300,15 +297,10 @@ async function parkedStep(
   return { type: "send", fresh: false, run, entry, argsJson, resume: { operationId, ...claimed } };
 }
 
-async function lostRead(ctx: ServiceContext, entry: ToolEntry, operationId: string): Promise<boolean> {
+/** A call whose loss changes nothing: a resource or prompt read, or a tool a built-in App marks readOnlyHint. */
+function isRead(ctx: ServiceContext, entry: ToolEntry): boolean {
   const trusted = ctx.platform.apps.connection(entry.connectionId)?.builtin === true;
-  const readOnly =
-    entry.kind === "resource" || entry.kind === "prompt" || (trusted && entry.annotations?.readOnlyHint === true);
-  if (!readOnly) return false;
-  const op = await ctx.platform.db.query<{ status: string }>("select status from app_operations where id = $1", [
-    operationId,
-  ]);
-  return op[0]?.status === "Unknown";
+  return entry.kind === "resource" || entry.kind === "prompt" || (trusted && entry.annotations?.readOnlyHint === true);
 }
 
 /**

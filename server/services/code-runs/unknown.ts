@@ -24,13 +24,12 @@ export async function unknownStep(
   run: RunRow,
   existing: CallRow & { unknown_state?: UnknownState | null },
   entry: ToolEntry | undefined,
+  /** The status of the call's App operation, as the journal read it. */
+  opStatus: string | undefined,
 ): Promise<"send" | "pause" | "stop"> {
   const { db } = ctx.platform;
-  const op = (
-    await db.query<{ status: string }>("select status from app_operations where id = $1", [existing.operation_id])
-  )[0];
   // Still in flight, or finished but unrecorded, or the tool changed since: nothing is sent.
-  if (op?.status !== "Unknown" || !entry) return "stop";
+  if (opStatus !== "Unknown" || !entry) return "stop";
   const now = Date.now();
   const claim = async (from: "send" | null, to: UnknownState) => {
     const rows = await db.query(
