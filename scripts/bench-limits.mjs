@@ -12,6 +12,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { apiRequest, waitForHealth as waitForServer } from "./bench/server-http.mjs";
 
 const PORT = Number(process.env.OPENBOT_BENCH_PORT ?? 3142);
 const BASE = `http://127.0.0.1:${PORT}`;
@@ -46,38 +47,10 @@ function stop() {
 }
 process.on("exit", stop);
 
-async function api(method, route, token, body) {
-  const r = await fetch(`${BASE}${route}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await r.text();
-  let json;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = { raw: text.slice(0, 200) };
-  }
-  return { status: r.status, json };
-}
+const api = (method, route, token, body) => apiRequest(BASE, token, method, route, body);
 const trpc = (route, token, input) => api("POST", `/api/trpc/${route}`, token, input);
 
-async function waitForHealth() {
-  for (let i = 0; i < 600; i++) {
-    if (server.exitCode !== null) throw new Error("the server exited before it was ready");
-    try {
-      if ((await fetch(`${BASE}/v1/health`)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error("the server did not become healthy");
-}
+const waitForHealth = () => waitForServer(BASE, server, 600);
 
 /** Resident kB of a process and its descendants (Linux /proc). */
 function treeRssKb(pid) {

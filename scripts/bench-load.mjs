@@ -20,6 +20,7 @@ import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
+import { apiRequest, waitForHealth as waitForServer } from "./bench/server-http.mjs";
 
 const args = process.argv.slice(2);
 const QUICK = args.includes("--quick");
@@ -83,37 +84,8 @@ async function stopInstance(instance) {
   rmSync(instance.dataDir, { recursive: true, force: true });
 }
 
-async function api(base, method, route, body) {
-  const r = await fetch(`${base}${route}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${ADMIN_TOKEN}`,
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await r.text();
-  let json;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = { raw: text.slice(0, 200) };
-  }
-  return { status: r.status, json };
-}
-
-async function waitForHealth(instance) {
-  for (let i = 0; i < 900; i++) {
-    if (instance.child.exitCode !== null) throw new Error("a server exited before it was ready");
-    try {
-      if ((await fetch(`${instance.base}/v1/health`)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error("a server did not become healthy");
-}
+const api = (base, method, route, body) => apiRequest(base, ADMIN_TOKEN, method, route, body);
+const waitForHealth = (instance) => waitForServer(instance.base, instance.child, 900);
 
 function rssKb(pid) {
   try {
