@@ -1,6 +1,7 @@
 /**
  * Test helpers for the Apps layer: a migrated in-memory database with a registry over real MCP servers,
- * a free loopback port, and the everything server in Streamable HTTP mode as a child process.
+ * a free loopback port, the everything server in Streamable HTTP mode as a child process, and our own
+ * HTTP fixtures (fixtures/*-server.mjs) started on a port of their choosing.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -80,6 +81,30 @@ export async function startEverythingHttp(port: number): Promise<ChildProcess> {
   });
   child.stderr?.resume();
   return child;
+}
+
+export const MODERN_SERVER = path.join(import.meta.dirname, "fixtures", "modern-server.mjs");
+
+/**
+ * Starts one of our HTTP fixture servers (`PORT=0`) and resolves with the port it prints
+ * ("listening on port N" on stderr); rejects if it exits first.
+ */
+export async function startFixtureServer(
+  file: string,
+  env: Record<string, string> = {},
+): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, [file], {
+    env: { ...process.env, PORT: "0", ...env },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once("exit", () => reject(new Error(`${path.basename(file)} exited before it listened`)));
+    child.stderr?.on("data", (chunk: Buffer) => {
+      const m = /listening on port (\d+)/.exec(chunk.toString());
+      if (m) resolve(Number(m[1]));
+    });
+  });
+  return { child, port };
 }
 
 export async function stop(child: ChildProcess | undefined): Promise<void> {

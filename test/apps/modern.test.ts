@@ -6,13 +6,10 @@
  * progress reaches the caller, and cancelling a call cancels it on the App's side. The built-in apps (v1
  * SDK servers) still connect on 2025-11-25 beside it.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import path from "node:path";
+import type { ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { AppProgress, AppRegistry, PendingInput } from "@/server/apps/registry";
-import { entryOf, failure, startApps, stop, type TestApps } from "./helpers";
-
-const FIXTURE = path.join(import.meta.dirname, "fixtures", "modern-server.mjs");
+import { entryOf, failure, MODERN_SERVER, startApps, startFixtureServer, stop, type TestApps } from "./helpers";
 
 let t: TestApps;
 let apps: AppRegistry;
@@ -20,20 +17,7 @@ let server: ChildProcess;
 let connectionId: string;
 const asked: PendingInput[] = [];
 
-async function startModern(env: Record<string, string> = {}): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, [FIXTURE], {
-    env: { ...process.env, PORT: "0", ...env },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  const port = await new Promise<number>((resolve, reject) => {
-    child.once("exit", () => reject(new Error("the modern server exited")));
-    child.stderr?.on("data", (chunk: Buffer) => {
-      const m = /listening on port (\d+)/.exec(chunk.toString());
-      if (m) resolve(Number(m[1]));
-    });
-  });
-  return { child, port };
-}
+const startModern = (env: Record<string, string> = {}) => startFixtureServer(MODERN_SERVER, env);
 
 interface Stats {
   greetRetries: number;

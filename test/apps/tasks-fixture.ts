@@ -1,6 +1,7 @@
 /** Starts fixtures/tasks-server.mjs (a v2-SDK server with task-backed tools) and drives it over its control endpoints. */
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import path from "node:path";
+import { startFixtureServer } from "./helpers";
 
 export const TASKS_FIXTURE = path.join(import.meta.dirname, "fixtures", "tasks-server.mjs");
 
@@ -16,17 +17,7 @@ export interface TasksStats {
 export async function startTasksServer(
   env: Record<string, string> = {},
 ): Promise<{ child: ChildProcess; base: string }> {
-  const child = spawn(process.execPath, [TASKS_FIXTURE], {
-    env: { ...process.env, PORT: "0", ...env },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  const port = await new Promise<number>((resolve, reject) => {
-    child.once("exit", () => reject(new Error("the tasks server exited")));
-    child.stderr?.on("data", (chunk: Buffer) => {
-      const m = /listening on port (\d+)/.exec(chunk.toString());
-      if (m) resolve(Number(m[1]));
-    });
-  });
+  const { child, port } = await startFixtureServer(TASKS_FIXTURE, env);
   return { child, base: `http://127.0.0.1:${port}` };
 }
 

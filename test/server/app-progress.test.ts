@@ -4,10 +4,9 @@
  * the call runs (the run card re-reads the record then) and the last one stays on the call's App operation
  * in the record; cancelling a run cancels its call in flight at the App.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import path from "node:path";
+import type { ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { stop } from "../apps/helpers";
+import { MODERN_SERVER, startFixtureServer, stop } from "../apps/helpers";
 import { startTestPlatform, type TestPlatform } from "../helpers/platform";
 
 let t: TestPlatform;
@@ -16,17 +15,7 @@ let port = 0;
 
 beforeAll(async () => {
   t = await startTestPlatform({ codeMode: true });
-  server = spawn(process.execPath, [path.join(import.meta.dirname, "..", "apps", "fixtures", "modern-server.mjs")], {
-    env: { ...process.env, PORT: "0" },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  port = await new Promise<number>((resolve, reject) => {
-    server.once("exit", () => reject(new Error("the modern server exited")));
-    server.stderr?.on("data", (chunk: Buffer) => {
-      const m = /listening on port (\d+)/.exec(chunk.toString());
-      if (m) resolve(Number(m[1]));
-    });
-  });
+  ({ child: server, port } = await startFixtureServer(MODERN_SERVER));
 }, 60_000);
 afterAll(async () => {
   await t?.close();

@@ -7,7 +7,7 @@
  * Decline and the question's deadline end the call with AppInputRequired. A restart while parked loses
  * nothing: a new platform on the same data dir takes the answer and completes the run.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -21,11 +21,9 @@ import type { Platform } from "@/server/platform";
 import { claimRetry, INPUT_DEADLINE_MS, storeAnswer } from "@/server/services/app-input";
 import { principalFromToken } from "@/server/services/auth";
 import { sweepRuns } from "@/server/services/code-runs/sweep";
-import { stop } from "../apps/helpers";
+import { MODERN_SERVER, startFixtureServer, stop } from "../apps/helpers";
 import { BACKENDS } from "../helpers/databases";
 import { ADMIN_TOKEN, makePerson, startTestPlatform, type TestPlatform } from "../helpers/platform";
-
-const FIXTURE = path.join(import.meta.dirname, "..", "apps", "fixtures", "modern-server.mjs");
 
 const GREET = `try {
   const r = await apps.modern.greet({})
@@ -39,20 +37,7 @@ return r.structuredContent`;
 let modern: ChildProcess;
 let modernUrl: string;
 
-async function startModern(): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, [FIXTURE], {
-    env: { ...process.env, PORT: "0" },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  const port = await new Promise<number>((resolve, reject) => {
-    child.once("exit", () => reject(new Error("the modern server exited")));
-    child.stderr?.on("data", (chunk: Buffer) => {
-      const m = /listening on port (\d+)/.exec(chunk.toString());
-      if (m) resolve(Number(m[1]));
-    });
-  });
-  return { child, port };
-}
+const startModern = () => startFixtureServer(MODERN_SERVER);
 
 interface Stats {
   greetCalls: number;
