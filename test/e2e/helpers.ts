@@ -6,11 +6,26 @@ import { E2E_ADMIN_TOKEN } from "../../playwright.config";
 
 export const admin = { Authorization: `Bearer ${E2E_ADMIN_TOKEN}` };
 
-export async function signIn(page: Page) {
-  await page.goto("/");
+/** Signs in as the admin; `base`: a server other than Playwright's own (one a spec started itself). */
+export async function signIn(page: Page, base = "") {
+  await page.goto(`${base}/`);
   await page.getByLabel("Token").fill(E2E_ADMIN_TOKEN);
   await page.getByRole("button", { name: "Sign in" }).click();
   await expect(page.getByTestId("signed-in-as")).toBeVisible();
+}
+
+/** A JSON request as the admin to the server at `base`; anything but a 2xx fails the test, naming the route. */
+export function adminApi(base: string) {
+  return async (method: string, route: string, data?: unknown): Promise<Record<string, unknown>> => {
+    const r = await fetch(`${base}${route}`, {
+      method,
+      headers: { ...admin, "content-type": "application/json" },
+      body: data === undefined ? undefined : JSON.stringify(data),
+    });
+    const text = await r.text();
+    expect(r.status, `${method} ${route}: ${text}`).toBeLessThan(300);
+    return JSON.parse(text) as Record<string, unknown>;
+  };
 }
 
 export async function patchSettings(request: APIRequestContext, patch: Record<string, unknown>) {

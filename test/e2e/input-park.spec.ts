@@ -9,32 +9,16 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { expect, type Page, test } from "@playwright/test";
+import { expect, test } from "@playwright/test";
 import { E2E_ADMIN_TOKEN } from "../../playwright.config";
-import { admin, type BuiltServer, startBuiltServer } from "./helpers";
+import { admin, adminApi, type BuiltServer, signIn, startBuiltServer } from "./helpers";
 
 const PORT = Number(process.env.OPENBOT_E2E_PORT ?? 3100) + 8;
 const MODERN_PORT = Number(process.env.OPENBOT_E2E_PORT ?? 3100) + 9;
 const BASE = `http://127.0.0.1:${PORT}`;
 const FIXTURE = path.resolve("test/apps/fixtures/modern-server.mjs");
 
-async function api(method: string, route: string, data?: unknown): Promise<Record<string, unknown>> {
-  const r = await fetch(`${BASE}${route}`, {
-    method,
-    headers: { ...admin, "content-type": "application/json" },
-    body: data === undefined ? undefined : JSON.stringify(data),
-  });
-  const text = await r.text();
-  expect(r.status, `${method} ${route}: ${text}`).toBeLessThan(300);
-  return JSON.parse(text) as Record<string, unknown>;
-}
-
-async function signIn(page: Page): Promise<void> {
-  await page.goto(`${BASE}/`);
-  await page.getByLabel("Token").fill(E2E_ADMIN_TOKEN);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await expect(page.getByTestId("signed-in-as")).toBeVisible();
-}
+const api = adminApi(BASE);
 
 let modern: ChildProcess | undefined;
 test.beforeAll(async () => {
@@ -89,7 +73,7 @@ test("a run parked on a 2026-07-28 App's question survives a restart; the chat's
     });
     expect(parked.status).toBe("Waiting");
 
-    await signIn(page);
+    await signIn(page, BASE);
     await page.goto(`${BASE}/chats/${chat.id}`);
     const card = page.locator(`[data-testid="run-card"][data-status="Waiting"]`);
     await expect(card).toHaveCount(1);

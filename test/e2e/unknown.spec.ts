@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect, test } from "@playwright/test";
 import { E2E_ADMIN_TOKEN } from "../../playwright.config";
-import { admin, type BuiltServer, startBuiltServer } from "./helpers";
+import { admin, adminApi, type BuiltServer, signIn, startBuiltServer } from "./helpers";
 
 const PORT = Number(process.env.OPENBOT_E2E_PORT ?? 3100) + 7;
 const BASE = `http://127.0.0.1:${PORT}`;
@@ -37,16 +37,7 @@ test("an Unknown write after a crash: the card asks, Mark as done continues the 
   const env = { OPENBOT_ADMIN_TOKEN: E2E_ADMIN_TOKEN };
   let server: BuiltServer | undefined = await startBuiltServer({ port: PORT, dataDir, env });
   try {
-    const api = async (method: string, route: string, data?: unknown) => {
-      const r = await fetch(`${BASE}${route}`, {
-        method,
-        headers: { ...admin, "content-type": "application/json" },
-        body: data === undefined ? undefined : JSON.stringify(data),
-      });
-      const text = await r.text();
-      expect(r.status, `${method} ${route}: ${text}`).toBeLessThan(300);
-      return JSON.parse(text) as Record<string, unknown>;
-    };
+    const api = adminApi(BASE);
     const settings = await api("GET", "/v1/platform/settings");
     await api("PATCH", "/v1/platform/settings", { expectedVersion: settings.version, codeMode: { enabled: true } });
     const conn = await api("POST", "/v1/connections", {
@@ -81,10 +72,7 @@ test("an Unknown write after a crash: the card asks, Mark as done continues the 
     expect(runs).toHaveLength(1);
     expect(sideEffects(log)).toHaveLength(1);
 
-    await page.goto(`${BASE}/`);
-    await page.getByLabel("Token").fill(E2E_ADMIN_TOKEN);
-    await page.getByRole("button", { name: "Sign in" }).click();
-    await expect(page.getByTestId("signed-in-as")).toBeVisible();
+    await signIn(page, BASE);
     await page.goto(`${BASE}/chats/${chat.id}`);
     const card = page.getByTestId("unknown-card");
     await expect(card).toContainText("apps.side_effects.send may or may not have happened");
