@@ -4,10 +4,17 @@
  * overwrites them cannot change what crosses the bridge, removes what a program must not have, fixes
  * time, zone and randomness, and builds `apps`, `vault`, `console`, `text` and `json` over host functions
  * that take and give strings only. Evaluated, it is a function that does all of this that is the same for
- * every run and returns `configure(hostCall, hostLog, hostOut, hostLoad, configJson)`; a prepared context
- * has run it already, before any program. `configure` applies one run's host functions and settings and
- * returns `start(code)`, whose promise resolves to one envelope string: "V<json>" (value), "T<length>"
- * (value too large), "E<name: message>" (error).
+ * every run and returns `configure(hostLog, hostOut, hostLoad, configJson)`; a prepared context has run it
+ * already, before any program. `configure` applies one run's host functions and settings and returns the
+ * host's one entry into the guest, `bridge(op, slot, text)` (ops in `BRIDGE`): start the program, whose
+ * promise resolves to one envelope string: "V<json>" (value), "T<length>" (value too large),
+ * "E<name: message>" (error); take the calls queued since the last take; settle one call.
+ *
+ * App calls cross no host function: `invoke` queues each call (slot numbers count up from 0 per run) and
+ * returns a promise of its own; after each slice the host takes every queued call as one string of frames
+ * `<name.length>:<name><args.length>:<args>` (undefined if none) and later settles each slot with its result or
+ * error envelope.
+ * One crossing per slice instead of a host function call and a host-made promise per call.
  *
  * Compiling JavaScript is most of the cost of starting a run (QuickJS parses ~10 KB per ms here), so the
  * prelude is split: the core (`PRELUDE_SOURCE`) is compiled for every run and holds only what every run
@@ -101,15 +108,19 @@ function part(names: string[], body: string): string {
   return `(function (K) {\n"use strict";\nconst { ${names.join(", ")} } = K;\n${body}\n})`;
 }
 
+/** The operations of the prelude's `bridge(op, slot, value)`, the host's one entry into a configured context. */
+export const BRIDGE = { start: 0, take: 1, resolve: 2, reject: 3 } as const;
+
 export const PRELUDE_SOURCE = String.raw`(function () {
 "use strict";
-let hostCall, hostLog, hostOut, hostLoad, config;
+let hostLog, hostOut, hostLoad, config;
 const G = globalThis, apply = Reflect.apply, ownKeys = Reflect.ownKeys, JSONParse = JSON.parse, JSONStringify = JSON.stringify;
 const ObjectCreate = Object.create, defineProperty = Object.defineProperty, freeze = Object.freeze;
 const getOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
 const StrProto = String.prototype, StrIndexOf = StrProto.indexOf, StrSlice = StrProto.slice;
 const TypeErrorCtor = TypeError, RangeErrorCtor = RangeError, PromiseCtor = Promise, PromiseReject = Promise.reject;
 const MapCtor = Map, MapProto = Map.prototype, MapHas = MapProto.has, MapSet = MapProto.set, SetProto = Set.prototype;
+const MapGet = MapProto.get, MapDelete = MapProto.delete, ArrayJoin = Array.prototype.join;
 const OrigDate = Date, DateProto = Date.prototype, RegExpProto = RegExp.prototype, construct = Reflect.construct;
 const TypedArrayProto = Object.getPrototypeOf(Uint8Array.prototype), AsyncFunction = (async function () {}).constructor;
 const utc = ObjectCreate(null);
@@ -196,6 +207,26 @@ define(G, "json", function json(value) {
 
 // apps and vault (filled in by configure).
 const bindingSet = new MapCtor();
+// Calls queued for the host's next take, and the settle functions of every call not yet settled, by slot.
+let outbox = [], outboxLength = 0, nextSlot = 0;
+const slots = new MapCtor();
+function queueCall(name, s) {
+  const slot = nextSlot++;
+  define(outbox, outboxLength++, name.length + ":" + name + s.length + ":" + s, true);
+  return new PromiseCtor(function (resolve, reject) { apply(MapSet, slots, [slot, [resolve, reject]]); });
+}
+function takeCalls() {
+  if (outboxLength === 0) return undefined;
+  const text = apply(ArrayJoin, outbox, [""]);
+  outbox = []; outboxLength = 0;
+  return text;
+}
+function settle(slot, which, value) {
+  const entry = apply(MapGet, slots, [slot]);
+  if (entry === undefined) return;
+  apply(MapDelete, slots, [slot]);
+  apply(entry[which], undefined, [value]);
+}
 function invoke(name, args) {
   return (async function () {
     let s = "{}";
@@ -207,7 +238,7 @@ function invoke(name, args) {
       throw new RangeErrorCtor("arguments of apps." + name + " are too large (" + s.length + " characters, limit " + config.argsMax + ")");
     }
     let raw;
-    try { raw = await hostCall(name, s); } catch (envelope) { throw lazy("appError")(envelope); }
+    try { raw = await queueCall(name, s); } catch (envelope) { throw lazy("appError")(envelope); }
     return JSONParse(raw);
   })();
 }
@@ -233,9 +264,9 @@ function start(code) {
 
 // Everything above is the same for every run and runs while a context is prepared, before any program.
 // configure applies one run's host functions and settings (seed, time, limits, bindings, vault names) and
-// returns start; the host calls it once, right before the program.
-return function configure(callHost, logHost, outHost, loadHost, configJson) {
-hostCall = callHost; hostLog = logHost; hostOut = outHost; hostLoad = loadHost;
+// returns bridge; the host calls it once, right before the program.
+return function configure(logHost, outHost, loadHost, configJson) {
+hostLog = logHost; hostOut = outHost; hostLoad = loadHost;
 config = JSONParse(configJson);
 ra = config.seed >>> 0; rb = (config.seed / 4294967296) >>> 0; rc = 0x9e3779b9; rd = 0x243f6a88;
 for (let i = 0; i < 12; i++) sfc32();
@@ -281,7 +312,13 @@ for (const key of ownKeys(vault)) if (typeof vault[key] === "object") freeze(vau
 freeze(vault);
 define(G, "apps", apps, false);
 define(G, "vault", vault, false);
-return start;
+let started = false;
+return function bridge(op, slot, value) {
+  if (op === ${BRIDGE.take}) return takeCalls();
+  if (op === ${BRIDGE.resolve}) return settle(slot, 0, value);
+  if (op === ${BRIDGE.reject}) return settle(slot, 1, value);
+  if (op === ${BRIDGE.start} && !started) { started = true; return start(value); }
+};
 };
 })`;
 

@@ -12,7 +12,7 @@
  * replay, limits, the outcome) over one QuickJS context; split, each path through a call would cross files.
  */
 
-import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten-core";
+import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten-core";
 import type {
   CallOutcome,
   CallRequest,
@@ -26,7 +26,7 @@ import type {
   RunOutcome,
 } from "../contracts/engine";
 import { CANONICAL_MAX_DEPTH, canonicalJson, truncateUtf8, utf8Length } from "./canonical-json";
-import { PRELUDE_PARTS, PRELUDE_SOURCE, type PreludeConfig, type PreludePart } from "./prelude";
+import { BRIDGE, PRELUDE_PARTS, PRELUDE_SOURCE, type PreludeConfig, type PreludePart } from "./prelude";
 import { evictModule, type SandboxModule } from "./quickjs-module";
 import { ReplaySchedule } from "./replay";
 
@@ -115,6 +115,14 @@ function compilePrelude(ctx: QuickJSContext): QuickJSHandle {
   return configure.value;
 }
 
+/** Takes that carried calls and the calls they carried, over all runs of this engine (for tests). */
+const taken = { takes: 0, calls: 0 };
+
+/** How many crossings brought calls out of guests so far, and how many calls they brought. */
+export function callTakeCounts(): { takes: number; calls: number } {
+  return { ...taken };
+}
+
 /** Strings at least this long go into the guest through `encodeInto` instead of quickjs-emscripten's copy. */
 const FAST_STRING_CHARS = 1024;
 
@@ -149,8 +157,16 @@ export class RunSession {
   private runtime: QuickJSRuntime | undefined;
   private context: QuickJSContext | undefined;
   private program: QuickJSHandle | undefined;
-  private readonly deferreds = new Map<number, QuickJSDeferredPromise>();
-  private readonly orphans: QuickJSDeferredPromise[] = [];
+  /** The configured prelude's `bridge` (prelude.ts): starts the program, hands over queued calls, settles them. */
+  private bridge: QuickJSHandle | undefined;
+  /** The number `BRIDGE.take`, made once per run. */
+  private takeOp: QuickJSHandle | undefined;
+  /** The prelude's slot of each issued call not yet settled, by call index. */
+  private readonly slots = new Map<number, number>();
+  /** Slots of calls taken so far (the prelude numbers its queued calls 0, 1, … in the order it takes them out). */
+  private takenSlots = 0;
+  /** Whether guest code ran since the last take, so calls may be queued. */
+  private mayHaveCalls = false;
   private nextIndex = 0;
   private readonly inflight = new Set<number>();
   private readonly queue: CallRequest[] = [];
@@ -260,23 +276,22 @@ export class RunSession {
   /** Configures the prepared core with this run's settings and host functions, then starts the program. */
   private startProgram(ctx: QuickJSContext, prelude: QuickJSHandle, configJson: string): void {
     const fns = [
-      ctx.newFunction("hostCall", (binding, args) => this.onGuestCall(binding, args)),
       ctx.newFunction("hostLog", (level, text) => this.onGuestLog(level, text)),
       ctx.newFunction("hostOut", (kind, text) => this.onGuestOutput(kind, text)),
       ctx.newFunction("hostLoad", (name) => this.onGuestLoad(name)),
       ctx.newString(configJson),
     ];
-    const start = ctx.callFunction(prelude, ctx.undefined, fns);
+    const bridge = ctx.callFunction(prelude, ctx.undefined, fns);
     prelude.dispose();
     for (const handle of fns) handle.dispose();
-    if (start.error) {
-      start.error.dispose();
+    if (bridge.error) {
+      bridge.error.dispose();
       throw new Error("the sandbox prelude failed to start");
     }
+    this.bridge = bridge.value;
     const code = ctx.newString(this.input.code);
-    const program = ctx.callFunction(start.value, ctx.undefined, code);
+    const program = this.callBridge(BRIDGE.start, 0, code);
     code.dispose();
-    start.value.dispose();
     if (program.error) this.failFromHandle(program.error);
     else this.program = program.value;
   }
@@ -298,6 +313,8 @@ export class RunSession {
           else result.dispose();
           if (this.finishIfHalted()) return;
         }
+        this.takeCalls();
+        if (this.finishIfHalted()) return;
         this.dispatch();
         if (this.program && this.settleProgram(ctx, this.program)) return;
         const next = this.replay.next();
@@ -336,6 +353,7 @@ export class RunSession {
 
   private slice<T>(fn: () => T): T {
     this.inSlice = true;
+    this.mayHaveCalls = true;
     this.sliceStart = now();
     try {
       return fn();
@@ -487,51 +505,92 @@ export class RunSession {
 
   // Calls -----------------------------------------------------------------------------------------
 
-  private onGuestCall(bindingHandle: QuickJSHandle, argsHandle: QuickJSHandle): QuickJSHandle {
+  /** Calls `bridge(op, slot, value)` in the guest (see prelude.ts); the caller disposes `value` and the result. */
+  private callBridge(op: number, slot: number, value: QuickJSHandle) {
     const ctx = this.context as QuickJSContext;
-    const deferred = ctx.newPromise();
-    if (this.halt || this.timedOut || this.done) {
-      this.orphans.push(deferred);
-      return deferred.handle;
+    const opHandle = ctx.newNumber(op);
+    const slotHandle = ctx.newNumber(slot);
+    try {
+      return ctx.callFunction(this.bridge as QuickJSHandle, ctx.undefined, opHandle, slotHandle, value);
+    } finally {
+      opHandle.dispose();
+      slotHandle.dispose();
     }
-    const binding = ctx.typeof(bindingHandle) === "string" ? this.readString(bindingHandle) : "";
+  }
+
+  /**
+   * Takes the calls the guest queued since the last take (one string of frames, see prelude.ts) and issues
+   * them in order. Runs as a slice: it is guest code, so it counts toward the time limit and can be interrupted.
+   */
+  private takeCalls(): void {
+    if (!this.mayHaveCalls || !this.bridge || this.halt || this.timedOut || this.done) return;
+    const ctx = this.context as QuickJSContext;
+    this.takeOp ??= ctx.newNumber(BRIDGE.take);
+    const op = this.takeOp;
+    const result = this.slice(() => ctx.callFunction(this.bridge as QuickJSHandle, ctx.undefined, op));
+    this.mayHaveCalls = false;
+    if (result.error) {
+      this.failFromHandle(result.error);
+      return;
+    }
+    let text = "";
+    try {
+      // undefined when nothing was queued (the common case: a slice that only resumed the program).
+      if (ctx.typeof(result.value) === "string") text = this.readString(result.value);
+    } finally {
+      result.value.dispose();
+    }
+    if (text) taken.takes += 1;
+    let at = 0;
+    while (at < text.length) {
+      const name = readFrame(text, at);
+      const args = name && readFrame(text, name.end);
+      if (!name || !args) {
+        this.stop({ reason: "Unavailable", message: "the sandbox sent a malformed call" });
+        return;
+      }
+      at = args.end;
+      taken.calls += 1;
+      this.issueCall(this.takenSlots++, name.text, args.text);
+    }
+  }
+
+  /** Checks and numbers one call the guest queued in `slot`, rejecting it at once if it cannot be sent. */
+  private issueCall(slot: number, binding: string, args: string): void {
+    // A call queued while the run is ending is never settled: nothing runs after the run ends.
+    if (this.halt || this.timedOut || this.done) return;
     if (!this.bindings.has(binding) && binding !== "$search" && binding !== "$describe") {
-      this.rejectAtOnce(deferred, {
-        name: "TypeError",
-        message: `unknown binding ${JSON.stringify(binding.slice(0, 200))}`,
-      });
-      return deferred.handle;
+      this.rejectSlot(slot, { name: "TypeError", message: `unknown binding ${JSON.stringify(binding.slice(0, 200))}` });
+      return;
     }
-    if (ctx.typeof(argsHandle) !== "string" || this.stringLength(argsHandle) > ARGS_MAX_CHARS) {
-      this.rejectAtOnce(deferred, { name: "RangeError", message: `arguments of apps.${binding} are too large` });
-      return deferred.handle;
+    if (args.length > ARGS_MAX_CHARS) {
+      this.rejectSlot(slot, { name: "RangeError", message: `arguments of apps.${binding} are too large` });
+      return;
     }
     let argsJson: string;
     try {
-      argsJson = canonicalJson(this.readString(argsHandle));
+      argsJson = canonicalJson(args);
     } catch (error) {
       if (error instanceof RangeError) {
-        this.rejectAtOnce(deferred, {
+        this.rejectSlot(slot, {
           name: "AppCallFailed",
           message: `arguments of apps.${binding} are nested deeper than ${CANONICAL_MAX_DEPTH} levels, the most a call can carry; nothing was sent`,
           details: { reason: "invalid_arguments", maxDepth: CANONICAL_MAX_DEPTH },
         });
       } else {
-        this.rejectAtOnce(deferred, { name: "RangeError", message: `arguments of apps.${binding} could not be read` });
+        this.rejectSlot(slot, { name: "RangeError", message: `arguments of apps.${binding} could not be read` });
       }
-      return deferred.handle;
+      return;
     }
     const index = this.nextIndex++;
     const check = this.replay.issue(index, binding, argsJson);
     if (check.kind === "mismatch") {
-      this.orphans.push(deferred);
       this.halt ??= { reason: "ReplayMismatch", message: check.message };
       this.outbox.length = 0;
-      return deferred.handle;
+      return;
     }
-    this.deferreds.set(index, deferred);
+    this.slots.set(index, slot);
     if (check.kind === "live") this.outbox.push({ index, binding, argsJson });
-    return deferred.handle;
   }
 
   private dispatch(): void {
@@ -587,13 +646,13 @@ export class RunSession {
   /** Settles the program's promise for call `index` with an outcome (live or recorded). */
   private deliver(index: number, outcome: CallOutcome): void {
     this.completionOrder.push(index);
-    const deferred = this.deferreds.get(index);
-    if (!deferred) return;
-    this.deferreds.delete(index);
+    const slot = this.slots.get(index);
+    if (slot === undefined) return;
+    this.slots.delete(index);
     if (outcome.type === "ok" && typeof outcome.resultJson === "string") {
       const bytes = utf8Over(outcome.resultJson, this.resultMaxBytes());
       if (bytes > 0) {
-        this.rejectWith(deferred, {
+        this.rejectSlot(slot, {
           name: "AppCallFailed",
           message: `the result is too large for the sandbox (${bytes} bytes)`,
           details: { reason: "ResultTooLarge", bytes },
@@ -602,9 +661,7 @@ export class RunSession {
       }
       this.requireHeap(outcome.resultJson.length);
       const value = this.newString(outcome.resultJson);
-      deferred.resolve(value);
-      value.dispose();
-      deferred.dispose();
+      this.settleSlot(slot, BRIDGE.resolve, value);
       return;
     }
     const failure = outcome as Partial<Extract<CallOutcome, { type: "error" }>>;
@@ -613,7 +670,7 @@ export class RunSession {
       failure.details !== null && typeof failure.details === "object" && !Array.isArray(failure.details)
         ? failure.details
         : {};
-    this.rejectWith(deferred, {
+    this.rejectSlot(slot, {
       name,
       message: typeof failure.message === "string" ? failure.message : "the call failed",
       details,
@@ -624,30 +681,8 @@ export class RunSession {
     return (Math.max(1, this.limits.memoryMb) * MIB) / 4;
   }
 
-  /**
-   * Rejects the promise a host function is about to return: its handle must stay alive until the
-   * function returns, so it is disposed with the run's orphans instead of at once.
-   */
-  private rejectAtOnce(
-    deferred: QuickJSDeferredPromise,
-    error: { name: string; message: string; details?: unknown },
-  ): void {
-    this.orphans.push(deferred);
-    this.settleRejected(deferred, error);
-  }
-
-  private rejectWith(
-    deferred: QuickJSDeferredPromise,
-    error: { name: string; message: string; details?: unknown },
-  ): void {
-    this.settleRejected(deferred, error);
-    deferred.dispose();
-  }
-
-  private settleRejected(
-    deferred: QuickJSDeferredPromise,
-    error: { name: string; message: string; details?: unknown },
-  ): void {
+  /** Rejects the guest's promise of the call in `slot` with an error envelope (see the prelude's `appError`). */
+  private rejectSlot(slot: number, error: { name: string; message: string; details?: unknown }): void {
     let envelope: string;
     try {
       envelope = JSON.stringify(error);
@@ -657,8 +692,19 @@ export class RunSession {
     this.requireHeap(envelope.length);
     const ctx = this.context as QuickJSContext;
     const value = ctx.newString(envelope);
-    deferred.reject(value);
-    value.dispose();
+    this.settleSlot(slot, BRIDGE.reject, value);
+  }
+
+  /** Settles the guest's promise of the call in `slot` with `value` (disposed here). */
+  private settleSlot(slot: number, op: number, value: QuickJSHandle): void {
+    let result: ReturnType<RunSession["callBridge"]>;
+    try {
+      result = this.callBridge(op, slot, value);
+    } finally {
+      value.dispose();
+    }
+    if (result.error) this.failFromHandle(result.error);
+    else result.value.dispose();
   }
 
   // Logs and output -------------------------------------------------------------------------------
@@ -777,18 +823,16 @@ export class RunSession {
 
   private dispose(): void {
     if (this.corrupt) {
-      this.deferreds.clear();
-      this.orphans.length = 0;
-      this.program = this.context = this.runtime = undefined;
+      this.program = this.bridge = this.takeOp = this.context = this.runtime = undefined;
       return;
     }
     try {
-      for (const deferred of this.deferreds.values()) deferred.dispose();
-      for (const deferred of this.orphans) deferred.dispose();
-      this.deferreds.clear();
-      this.orphans.length = 0;
       this.program?.dispose();
       this.program = undefined;
+      this.bridge?.dispose();
+      this.bridge = undefined;
+      this.takeOp?.dispose();
+      this.takeOp = undefined;
       this.context?.dispose();
       this.context = undefined;
       this.runtime?.dispose();
@@ -797,4 +841,14 @@ export class RunSession {
       evictModule(this.module);
     }
   }
+}
+
+/** One `<length>:<text>` frame of the prelude's taken calls at `at`, or undefined if malformed. */
+function readFrame(text: string, at: number): { text: string; end: number } | undefined {
+  const colon = text.indexOf(":", at);
+  if (colon <= at || colon - at > 8) return undefined;
+  const length = Number(text.slice(at, colon));
+  const end = colon + 1 + length;
+  if (!Number.isInteger(length) || length < 0 || end > text.length) return undefined;
+  return { text: text.slice(colon + 1, end), end };
 }
