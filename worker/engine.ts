@@ -55,6 +55,7 @@ function prepareNext(): void {
   const module = lastModule;
   if (!module) return;
   const state = stateOf(module);
+  disposeSpent(state);
   if (state.active > 0 || state.fresh.length > 0 || module.broken) return;
   prepareOne(module, state);
 }
@@ -83,11 +84,25 @@ interface ModuleState {
   fresh: FreshContext[];
   active: number;
   scheduled: boolean;
+  /**
+   * Sessions whose outcome was handed back but whose runtime is not yet freed: freeing takes ~0.1–0.3 ms, so it
+   * happens after the outcome is on its way (`prepareNext`, a task of its own), and at the latest when the module's
+   * next run or preparation starts, so a finished run's heap never counts against another's. A run that ends while
+   * others are in progress in its module is freed at once.
+   */
+  spent: RunSession[];
+  disposing: boolean;
 }
 /** Prepared contexts kept per module (each a runtime, a context and the compiled core: ~0.2 MiB of its heap). */
 const STOCK = 2;
 const states = new WeakMap<SandboxModule, ModuleState>();
 let preparedRuns = 0;
+
+/** Finished runs whose runtime is not freed yet, over every module (for tests). */
+export function spentRunCount(): number {
+  return spentTotal;
+}
+let spentTotal = 0;
 
 /** How many runs so far started from a context prepared while the engine was idle (for tests). */
 export function preparedRunCount(): number {
@@ -97,7 +112,7 @@ export function preparedRunCount(): number {
 function stateOf(module: SandboxModule): ModuleState {
   let state = states.get(module);
   if (!state) {
-    state = { fresh: [], active: 0, scheduled: false };
+    state = { fresh: [], active: 0, scheduled: false, spent: [], disposing: false };
     states.set(module, state);
   }
   return state;
@@ -109,6 +124,7 @@ function prepareSoon(module: SandboxModule): void {
   state.scheduled = true;
   setTimeout(() => {
     state.scheduled = false;
+    disposeSpent(state);
     while (state.active === 0 && state.fresh.length < STOCK && !module.broken) {
       if (!prepareOne(module, state)) return;
     }
@@ -127,17 +143,44 @@ async function runProgram(input: RunInput, host: EngineHost): Promise<EngineOutc
   }
   lastModule = module;
   const state = stateOf(module);
+  disposeSpent(state);
   const fresh = module.broken ? undefined : state.fresh.shift();
   if (fresh) preparedRuns += 1;
   state.active += 1;
+  const session = new RunSession(module, input, host, fresh);
   try {
-    return await new RunSession(module, input, host, fresh).run();
+    return await session.run();
   } catch {
     return unavailable("the sandbox failed");
   } finally {
     state.active -= 1;
-    if (state.active === 0) prepareSoon(module);
+    if (state.active > 0) {
+      // Other runs are in progress in this module: free the heap now, it may be what they need.
+      session.dispose();
+    } else {
+      state.spent.push(session);
+      spentTotal += 1;
+      disposeSoon(state);
+      prepareSoon(module);
+    }
   }
+}
+
+function disposeSpent(state: ModuleState): void {
+  for (const session of state.spent.splice(0)) {
+    spentTotal -= 1;
+    session.dispose();
+  }
+}
+
+/** Frees spent sessions in a task of their own, after the caller has its outcome. */
+function disposeSoon(state: ModuleState): void {
+  if (state.disposing) return;
+  state.disposing = true;
+  setTimeout(() => {
+    state.disposing = false;
+    disposeSpent(state);
+  }, 0);
 }
 
 function unavailable(message: string): EngineOutcome {
