@@ -33,6 +33,11 @@ export interface SandboxModule {
    * `free`, or 0 when the string has lone surrogates, TextEncoder is missing or the heap cannot take it.
    */
   copyUtf8(text: string): number;
+  /**
+   * Copies the parts, one after the other, into one new heap block; returns its pointer (to be passed to
+   * `free`), or 0 when the heap cannot take it (not counted as an allocation failure of the program's).
+   */
+  copyBytes(parts: readonly Uint8Array[]): number;
   free(pointer: number): void;
 }
 
@@ -140,6 +145,24 @@ async function loadModule(memoryMb: number): Promise<SandboxModule> {
       if (!pointer) return 0;
       const { written } = encoder.encodeInto(text, bytes.subarray(pointer, pointer + capacity - 1));
       bytes[pointer + written] = 0;
+      return pointer;
+    },
+    copyBytes(parts) {
+      let length = 0;
+      for (const part of parts) length += part.length;
+      probing = true;
+      let pointer: number;
+      try {
+        pointer = malloc.call(heap, Math.max(1, length));
+      } finally {
+        probing = false;
+      }
+      if (!pointer) return 0;
+      let at = pointer;
+      for (const part of parts) {
+        bytes.set(part, at);
+        at += part.length;
+      }
       return pointer;
     },
     free(pointer) {
