@@ -53,9 +53,10 @@ let compiledWasm: WebAssembly.Module | undefined;
 /**
  * Instantiates every later module from this compiled WebAssembly.Module instead of loading and compiling the
  * .wasm again. A Node server compiles it once and hands it to each worker thread: the threads then share its
- * compiled (and tiered-up) code, so a new worker's first run does not start from cold code.
+ * compiled (and tiered-up) code, so a new worker's first run does not start from cold code. A page does the
+ * same for its Web Workers (browser-port.ts). `undefined` goes back to loading the .wasm.
  */
-export function setCompiledWasm(module: WebAssembly.Module): void {
+export function setCompiledWasm(module: WebAssembly.Module | undefined): void {
   compiledWasm = module;
 }
 
