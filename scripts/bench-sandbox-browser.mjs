@@ -98,6 +98,9 @@ try {
   console.log(
     `cold start phases (page, medians): worker answered "ready" (script + WASM load) at ${fmt(cold.phases.ready)} ms, its first "done" (the warm-up run, or the run itself) at ${fmt(cold.phases.firstDone)} ms, the run's outcome at ${fmt(cold.ours)} ms`,
   );
+  console.log(
+    `the page compiles the .wasm once (worker/browser-port.ts) and every later worker instantiates that module, so the median is a new worker on a page that loaded the sandbox before; the very first includes the page's fetch + compile: "ready" at ${fmt(cold.first.ready)} ms, first "done" at ${fmt(cold.first.firstDone)} ms, outcome at ${fmt(cold.first.ours)} ms`,
+  );
 } finally {
   await browser.close();
   server.close();

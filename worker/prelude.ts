@@ -239,7 +239,8 @@ function invoke(name, args) {
     }
     let raw;
     try { raw = await queueCall(name, s); } catch (envelope) { throw lazy("appError")(envelope); }
-    return JSONParse(raw);
+    // JSON text, or a large result the host decoded already, boxed in { v } with a null prototype.
+    return typeof raw === "string" ? JSONParse(raw) : raw.v;
   })();
 }
 const callFn = { call(name, args) {

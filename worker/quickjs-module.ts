@@ -33,6 +33,11 @@ export interface SandboxModule {
    * `free`, or 0 when the string has lone surrogates, TextEncoder is missing or the heap cannot take it.
    */
   copyUtf8(text: string): number;
+  /**
+   * Copies the parts, one after the other, into one new heap block; returns its pointer (to be passed to
+   * `free`), or 0 when the heap cannot take it (not counted as an allocation failure of the program's).
+   */
+  copyBytes(parts: readonly Uint8Array[]): number;
   free(pointer: number): void;
 }
 
@@ -48,9 +53,10 @@ let compiledWasm: WebAssembly.Module | undefined;
 /**
  * Instantiates every later module from this compiled WebAssembly.Module instead of loading and compiling the
  * .wasm again. A Node server compiles it once and hands it to each worker thread: the threads then share its
- * compiled (and tiered-up) code, so a new worker's first run does not start from cold code.
+ * compiled (and tiered-up) code, so a new worker's first run does not start from cold code. A page does the
+ * same for its Web Workers (browser-port.ts). `undefined` goes back to loading the .wasm.
  */
-export function setCompiledWasm(module: WebAssembly.Module): void {
+export function setCompiledWasm(module: WebAssembly.Module | undefined): void {
   compiledWasm = module;
 }
 
@@ -140,6 +146,24 @@ async function loadModule(memoryMb: number): Promise<SandboxModule> {
       if (!pointer) return 0;
       const { written } = encoder.encodeInto(text, bytes.subarray(pointer, pointer + capacity - 1));
       bytes[pointer + written] = 0;
+      return pointer;
+    },
+    copyBytes(parts) {
+      let length = 0;
+      for (const part of parts) length += part.length;
+      probing = true;
+      let pointer: number;
+      try {
+        pointer = malloc.call(heap, Math.max(1, length));
+      } finally {
+        probing = false;
+      }
+      if (!pointer) return 0;
+      let at = pointer;
+      for (const part of parts) {
+        bytes.set(part, at);
+        at += part.length;
+      }
       return pointer;
     },
     free(pointer) {

@@ -29,6 +29,7 @@ import { CANONICAL_MAX_DEPTH, canonicalJson, truncateUtf8, utf8Length } from "./
 import { BRIDGE, PRELUDE_PARTS, PRELUDE_SOURCE, type PreludeConfig, type PreludePart } from "./prelude";
 import { evictModule, type SandboxModule } from "./quickjs-module";
 import { ReplaySchedule } from "./replay";
+import { binaryResult } from "./result-value";
 
 /** What a host gives the engine for one run. */
 export interface EngineHost {
@@ -660,7 +661,8 @@ export class RunSession {
         return;
       }
       this.requireHeap(outcome.resultJson.length);
-      const value = this.newString(outcome.resultJson);
+      const ctx = this.context as QuickJSContext;
+      const value = binaryResult(ctx, this.module, outcome.resultJson) ?? this.newString(outcome.resultJson);
       this.settleSlot(slot, BRIDGE.resolve, value);
       return;
     }

@@ -8,9 +8,16 @@ import type { TRPCClient } from "@trpc/client";
 import type { CodeRunRecord, RunTicket, StartRunInput } from "@/contracts/code-run";
 import type { HostCallAnswer, LogLine } from "@/contracts/engine";
 import type { AppRouter } from "@/server/api/root";
-import { spawnBrowserWorker } from "@/worker/browser-port";
+import { compileSandboxWasm, spawnBrowserWorker } from "@/worker/browser-port";
 import { SandboxSupervisor } from "@/worker/supervisor";
 import { sendFinish } from "./outbox";
+
+// A page that can run programs fetches and compiles the sandbox's .wasm once it is idle, so its first run
+// does not wait for that (the workers it spawns later share the compiled module; see browser-port.ts).
+if (typeof window !== "undefined" && typeof WebAssembly === "object") {
+  const whenIdle = window.requestIdleCallback ?? ((task: () => void) => window.setTimeout(task, 200));
+  whenIdle(() => void compileSandboxWasm());
+}
 
 let supervisor: SandboxSupervisor | undefined;
 

@@ -4,6 +4,7 @@
  * Node benchmark, interleaved turns, second of two back-to-back runs timed; plus cold start (new supervisor
  * and worker: module load + first run). Exposes `runBench()` for scripts/bench-sandbox-browser.mjs.
  */
+import { spawnSandboxWorker } from "../../worker/browser-port.ts";
 import { SandboxSupervisor } from "../../worker/supervisor.ts";
 import { median, ROWS_JSON, WORKLOADS } from "../bench-workloads.mjs";
 
@@ -30,21 +31,16 @@ const phases = { spawned: 0, ready: 0, firstDone: 0 };
 function spawnSandbox() {
   phases.spawned = performance.now();
   phases.ready = phases.firstDone = 0;
-  const worker = new Worker("./sandbox-worker.js", { type: "module" });
-  worker.addEventListener("message", (event) => {
-    if (event.data?.type === "ready" && !phases.ready) phases.ready = performance.now();
-    if (event.data?.type === "done" && !phases.firstDone) phases.firstDone = performance.now();
+  // The page's own loader (worker/browser-port.ts): the .wasm is compiled once per page and shared.
+  const port = spawnSandboxWorker(
+    new URL("./sandbox-worker.js", location.href),
+    new URL("./emscripten-module.wasm", location.href),
+  );
+  port.onMessage((message) => {
+    if (message?.type === "ready" && !phases.ready) phases.ready = performance.now();
+    if (message?.type === "done" && !phases.firstDone) phases.firstDone = performance.now();
   });
-  return {
-    post: (message) => worker.postMessage(message),
-    onMessage: (listener) => worker.addEventListener("message", (event) => listener(event.data)),
-    onError: (listener) =>
-      worker.addEventListener("error", (event) => {
-        event.preventDefault();
-        listener(new Error(event.message));
-      }),
-    terminate: () => worker.terminate(),
-  };
+  return port;
 }
 
 function bareWorker() {
@@ -102,7 +98,7 @@ async function coldStarts(samples) {
     worker.terminate();
   }
   return {
-    first: { ours: ours[0], bare: bare[0] },
+    first: { ours: ours[0], bare: bare[0], ready: toReady[0], firstDone: firstDone[0] },
     ours: median(ours.slice(1)),
     bare: median(bare.slice(1)),
     // Medians after the first: new supervisor → worker's "ready" (script + WASM load), → first "done" (warm-up or the run).

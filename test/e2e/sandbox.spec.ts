@@ -133,3 +133,47 @@ test("a hostile sample is contained in the browser, and the next run still works
     expect(next.outcome, `${name}: the next run`).toMatchObject({ status: "completed", valueJson: "2" });
   }
 });
+
+test("the page compiles the .wasm once and its sandbox workers instantiate that module without fetching it", async ({
+  page,
+}) => {
+  const workers: import("@playwright/test").Worker[] = [];
+  page.on("worker", (worker) => workers.push(worker));
+  await openLab(page);
+  const rows = Array.from({ length: 2000 }, (_, i) => ({ id: i, name: `row ${i} \u20ac` }));
+  const bigText = JSON.stringify(rows).replace('{"id":1,', '{"__proto__":{"x":1},"id":1,');
+  const big: CallOutcome = { type: "ok", resultJson: bigText };
+  const program = `const r = await apps.demo.echo({ text: "big" });
+    return [r.length, r[0].name, Object.hasOwn(r[1], "__proto__"), ({}).x === undefined, Object.getPrototypeOf(r[1]) === Object.prototype];`;
+  // Two runs at once need two workers.
+  const results = await page.evaluate(
+    async ([code, limits, answer, key]) =>
+      Promise.all(
+        [0, 1].map(() =>
+          window.openbotLab!.run(
+            { code, time: 0, seed: 1, limits, bindings: ["demo.echo"], vaultNames: [] },
+            { [key]: answer },
+          ),
+        ),
+      ),
+    [program, LIMITS, big, `demo.echo ${canonicalJson(JSON.stringify({ text: "big" }))}`] as const,
+  );
+  for (const result of results) {
+    expect(result.outcome.status, JSON.stringify(result.outcome)).toBe("completed");
+    expect(JSON.parse((result.outcome as { valueJson: string }).valueJson)).toEqual([
+      2000,
+      "row 0 \u20ac",
+      true,
+      true,
+      true,
+    ]);
+  }
+  const wasmOf = () =>
+    performance
+      .getEntriesByType("resource")
+      .map((entry) => entry.name)
+      .filter((name) => new URL(name).pathname.endsWith(".wasm"));
+  expect(await page.evaluate(wasmOf)).toHaveLength(1);
+  expect(workers.length).toBeGreaterThanOrEqual(2);
+  for (const worker of workers) expect(await worker.evaluate(wasmOf)).toEqual([]);
+});
