@@ -65,7 +65,7 @@ export async function finishRun(
       );
       if (ended.length) await withdrawWaiting(ctx, runId, WITHDRAWN_MESSAGE.Completed);
       cancelRunCalls(ctx.platform, runId);
-      reportLater(ctx.platform, runId);
+      reportLater(ctx.platform, runId, run.turn_id);
     }
   } else if (outcome.status === "failed") {
     await failRun(ctx, runId, outcome.reason, outcome.message, outcome.logs);
@@ -82,8 +82,8 @@ export async function finishRun(
 }
 
 /** A run ended: subscribers (the agent posts it into the chat when its turn moved on) take it from here. */
-function reportLater(platform: Platform, runId: string): void {
-  platform.events.emit("run-settled", { runId });
+function reportLater(platform: Platform, runId: string, turnId?: string | null): void {
+  platform.events.emit("run-settled", turnId === undefined ? { runId } : { runId, turnId });
 }
 
 /** Room for the engine's "[log output truncated …]" line beyond outputBytes. */
