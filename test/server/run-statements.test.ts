@@ -42,6 +42,13 @@ describe("database work of a run's start and finish", () => {
       await t.platform.settled();
       expect(run.status).toBe("Completed");
       expect(run.calls).toHaveLength(1);
+      // The record reads each call with its App operation in one statement.
+      expect(run.calls[0]!.app).toMatchObject({
+        status: "Completed",
+        result: {
+          structuredContent: { events: expect.arrayContaining([expect.objectContaining({ id: "evt_seed_01" })]) },
+        },
+      });
     } finally {
       db.query = query;
     }
@@ -49,10 +56,10 @@ describe("database work of a run's start and finish", () => {
     expect(
       statements.filter((s) => s.startsWith("select version, data, updated_at from platform_settings")),
     ).toHaveLength(1);
-    // 22 now, 4 of them the call itself; 40 before (settings read twice, the new run read back with an
-    // empty replay log and a record nobody used, a late-result job for a run without a turn). A heartbeat
-    // (3) and the job poll may fall in.
-    expect(statements.length).toBeLessThanOrEqual(28);
+    // 20 now, 4 of them the call itself; 40 before (settings read twice, the new run read back with an
+    // empty replay log and a record nobody used, a late-result job for a run without a turn, the record's
+    // operations and decisions read apart). A heartbeat (3) and the job poll may fall in.
+    expect(statements.length).toBeLessThanOrEqual(26);
     expect(await db.query("select 1 from jobs where kind = 'report-late'")).toHaveLength(0);
     // The chat is still touched by the run's start (its list order).
     expect(await touched()).toBeGreaterThan(before);
