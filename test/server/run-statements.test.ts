@@ -56,10 +56,11 @@ describe("database work of a run's start and finish", () => {
     expect(
       statements.filter((s) => s.startsWith("select version, data, updated_at from platform_settings")),
     ).toHaveLength(1);
-    // 20 now, 4 of them the call itself; 40 before (settings read twice, the new run read back with an
+    // 16 now, 4 of them the call itself; 40 before (settings read twice, the new run read back with an
     // empty replay log and a record nobody used, a late-result job for a run without a turn, the record's
-    // operations and decisions read apart). A heartbeat (3) and the job poll may fall in.
-    expect(statements.length).toBeLessThanOrEqual(26);
+    // operations and decisions read apart, its run and chat read again after the host's check, the calls
+    // counted, and decisions withdrawn, apart). A heartbeat (3) and the job poll may fall in.
+    expect(statements.length).toBeLessThanOrEqual(21);
     expect(await db.query("select 1 from jobs where kind = 'report-late'")).toHaveLength(0);
     // The chat is still touched by the run's start (its list order).
     expect(await touched()).toBeGreaterThan(before);

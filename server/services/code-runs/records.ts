@@ -7,7 +7,7 @@ import { readableChat } from "../chats";
 import type { ServiceContext } from "../context";
 import { runDecisions } from "../decisions";
 import { AppError } from "../errors";
-import { type CallRow, type OperationRow, open, type RunRow, type StoredTask } from "./rows";
+import { type CallRow, loadRun, type OperationRow, open, type RunRow, type StoredTask } from "./rows";
 
 /** The record, if the caller has apps.use and may read the run's chat now. */
 export async function getRun(ctx: ServiceContext, runId: string): Promise<CodeRunRecord> {
@@ -18,6 +18,14 @@ export async function getRun(ctx: ServiceContext, runId: string): Promise<CodeRu
     throw new AppError("NOT_FOUND", "No such code run.");
   });
   return toRecord(ctx, run);
+}
+
+/**
+ * The record for a host that just passed `runForHost` for this run (its chat was checked there): from
+ * `run`, its row as a statement just returned it, or read by its id.
+ */
+export async function hostedRunRecord(ctx: ServiceContext, run: RunRow | string): Promise<CodeRunRecord> {
+  return toRecord(ctx, typeof run === "string" ? await loadRun(ctx, run) : run);
 }
 
 /** The record for the server's own use (no caller): posting late results, recovery. */
