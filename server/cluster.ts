@@ -3,7 +3,9 @@
  * runs it hosts and jobs it took are its own while the lease holds), shared events travel between
  * instances through Postgres NOTIFY (small payloads: ids, the rows are read from the tables; a running
  * program's log lines in batches), and page presence is counted per instance so it ends with the lease.
- * PGlite (one process) takes the same path: its NOTIFY reaches only this instance, which ignores its own.
+ * PGlite (one process) takes the same path up to the wire: its database belongs to this process alone, so a
+ * message is handed to the other clusters joined on the same database object (what its NOTIFY would reach)
+ * instead of costing a statement on its one connection per change.
  */
 import "server-only";
 import type { Db } from "./db/client";
@@ -18,6 +20,14 @@ const CHANNEL = "openbot_events";
 const MAX_PAYLOAD = 7_500;
 const MAX_LOG_TEXT = 2_000;
 const LOG_BATCH_MS = 50;
+
+/** PGlite: the receivers of the clusters joined on each database in this process (NOTIFY's reach there). */
+const localReceivers = new WeakMap<Db, Set<(text: string) => void>>();
+const publish = (db: Db, text: string): Promise<void> => {
+  if (db.kind !== "pglite") return db.notify(CHANNEL, text);
+  for (const receive of localReceivers.get(db) ?? []) receive(text);
+  return Promise.resolve();
+};
 
 type Message =
   | { i: string; e: Exclude<SharedEvent, "run-log">; d: unknown }
@@ -76,7 +86,7 @@ export async function joinCluster(db: Db, events: EventBus, instanceId: string):
     sending = sending
       .then(() => {
         waitingRuns.delete(text);
-        return closed ? undefined : db.notify(CHANNEL, text);
+        return closed ? undefined : publish(db, text);
       })
       .catch((error: unknown) => logFailure("event_publish_failed", error, { event: message.e }));
   };
@@ -120,7 +130,7 @@ export async function joinCluster(db: Db, events: EventBus, instanceId: string):
     send({ i: instanceId, e: name as Exclude<SharedEvent, "run-log">, d: payload });
   });
 
-  await db.listen(CHANNEL, (text) => {
+  const receive = (text: string) => {
     let message: Message;
     try {
       message = JSON.parse(text) as Message;
@@ -131,7 +141,12 @@ export async function joinCluster(db: Db, events: EventBus, instanceId: string):
     if (message.e === "run-log") {
       for (const line of message.d.lines) events.deliver("run-log", { runId: message.d.runId, line });
     } else events.deliver(message.e, message.d as never);
-  });
+  };
+  if (db.kind === "pglite") {
+    const receivers = localReceivers.get(db) ?? new Set();
+    receivers.add(receive);
+    localReceivers.set(db, receivers);
+  } else await db.listen(CHANNEL, receive);
 
   return {
     instanceId,
@@ -167,6 +182,7 @@ export async function joinCluster(db: Db, events: EventBus, instanceId: string):
       events.attach(null);
       await sending;
       closed = true;
+      localReceivers.get(db)?.delete(receive);
       // Leaving on purpose: the lease ends now, so another instance takes this one's runs at once.
       await db.query("delete from page_presence where instance_id = $1", [instanceId]).catch(() => undefined);
       await db.query("update instances set lease_until = 0 where id = $1", [instanceId]).catch(() => undefined);

@@ -27,8 +27,11 @@ export interface PlatformEvents {
   "turn-stop": [{ turnId: string }];
   /** A connection was added, edited or removed: every instance reloads it from the table. */
   "connection-changed": [{ connectionId: string }];
-  /** A run ended (Completed, Failed or Cancelled); its turn may have moved on long ago. */
-  "run-settled": [{ runId: string }];
+  /**
+   * A run ended (Completed, Failed or Cancelled); its turn may have moved on long ago. `turnId`: null when
+   * the run is known to have no turn (nothing to post to a model later), absent when not known here.
+   */
+  "run-settled": [{ runId: string; turnId?: string | null }];
   /** A person decided a program's call; the run is run again once none of its decisions is pending. */
   "decision-decided": [{ decisionId: string; runId: string }];
   /** An older server's question was answered and its call came back: the program's call gets this outcome (parked.ts). */

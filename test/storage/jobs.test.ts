@@ -134,4 +134,33 @@ describe.each(BACKENDS)("jobs on $name", (backend) => {
     expect(onB).toEqual(["l0", "l1", "l2", "l3", "l4", "cancel:run_1"]);
     expect(onA).toEqual(["l0", "l1", "l2", "l3", "l4"]);
   });
+
+  it.runIf(backend.name === "pglite")(
+    "on PGlite a shared event reaches the other instance on the same database without a statement",
+    async () => {
+      const db = await freshDb(backend);
+      const a = new EventBus();
+      const b = new EventBus();
+      const ca = await joinCluster(db, a, "inst_a");
+      const cb = await joinCluster(db, b, "inst_b");
+      cleanup.push(
+        () => ca.close(),
+        () => cb.close(),
+      );
+      const onB: string[] = [];
+      b.on("run", ({ runId }) => onB.push(`run:${runId}`));
+      b.on("run-cancel", ({ runId }) => onB.push(`cancel:${runId}`));
+      const before = db.stats().statements;
+      for (let i = 0; i < 10; i++) a.emit("run", { runId: `run_${i}` });
+      a.emit("run-cancel", { runId: "run_9" });
+      for (let i = 0; i < 100 && !onB.includes("cancel:run_9"); i++) await new Promise((r) => setTimeout(r, 20));
+      expect(onB).toEqual([...Array.from({ length: 10 }, (_, i) => `run:run_${i}`), "cancel:run_9"]);
+      // Was one `select pg_notify` per change (11 here); only a heartbeat (3 statements) may fall in between.
+      expect(db.stats().statements - before).toBeLessThanOrEqual(3);
+      await cb.close();
+      a.emit("run", { runId: "run_after_close" });
+      await new Promise((r) => setTimeout(r, 50));
+      expect(onB).not.toContain("run:run_after_close");
+    },
+  );
 });

@@ -14,7 +14,7 @@ import type { ServiceContext } from "../context";
 import { withdrawDecisions } from "../decisions";
 import { AppError } from "../errors";
 import { cancelRunCalls } from "../run-app-calls";
-import { getRun } from "./records";
+import { hostedRunRecord } from "./records";
 import { type RunRow, runForHost, seal } from "./rows";
 
 const SAFE_MESSAGES: Record<FailureReason, string> = {
@@ -42,9 +42,11 @@ export async function finishRun(
   outcome: RunOutcome & { completionOrder?: number[] },
 ): Promise<CodeRunRecord> {
   const { run } = await runForHost(ctx, runId, attempt);
-  await checkOutcomeBounds(ctx, run, outcome);
+  checkOutcomeBounds(run, outcome);
   if (outcome.completionOrder?.length) await storeCompletionOrder(ctx, runId, outcome.completionOrder);
-  if (run.status !== "Running") return getRun(ctx, runId);
+  if (run.status !== "Running") return hostedRunRecord(ctx, runId);
+  // The run's row as the completing statement left it (its record is read from it), when it completed.
+  let completed: RunRow | undefined;
   if (outcome.status === "completed") {
     const limits = JSON.parse(run.limits) as EngineLimits;
     if (new TextEncoder().encode(outcome.valueJson).length > limits.outputBytes) {
@@ -59,13 +61,29 @@ export async function finishRun(
       const value: unknown =
         outcome.valueJson === undefined || outcome.valueJson === "" ? null : JSON.parse(outcome.valueJson);
       const result: CodeRunResult = { _tag: "Completed", value, logs: outcome.logs, output: outcome.output };
-      const ended = await ctx.platform.db.query(
-        "update code_runs set status = 'Completed', result_enc = $1, updated_at = $2 where id = $3 and status = 'Running' returning id",
+      // One statement: the run completes and (only then) its decisions still pending are withdrawn.
+      const [ended] = await ctx.platform.db.query<RunRow & { withdrawn: (number | null)[] }>(
+        `with ended as (
+           update code_runs set status = 'Completed', result_enc = $1, updated_at = $2
+           where id = $3 and status = 'Running' returning *),
+         withdrawn as (
+           update decisions set status = 'withdrawn', decided_at = $2
+           where run_id = $3 and status = 'pending' and exists (select 1 from ended) returning call_index)
+         select ended.*, (select coalesce(array_agg(call_index), '{}') from withdrawn) as withdrawn from ended`,
         [seal(ctx, "code_runs", runId, "result", result), Date.now(), runId],
       );
-      if (ended.length) await withdrawWaiting(ctx, runId, WITHDRAWN_MESSAGE.Completed);
+      if (ended) {
+        const { withdrawn, ...row } = ended;
+        completed = row;
+        await withdrawCalls(
+          ctx,
+          runId,
+          withdrawn.filter((i): i is number => i !== null),
+          WITHDRAWN_MESSAGE.Completed,
+        );
+      }
       cancelRunCalls(ctx.platform, runId);
-      reportLater(ctx.platform, runId);
+      reportLater(ctx.platform, runId, run.turn_id);
     }
   } else if (outcome.status === "failed") {
     await failRun(ctx, runId, outcome.reason, outcome.message, outcome.logs);
@@ -78,13 +96,19 @@ export async function finishRun(
     if (waiting.length) ctx.platform.events.emit("run-waiting", { runId });
   }
   ctx.platform.events.emit("run", { runId });
-  return getRun(ctx, runId);
+  return hostedRunRecord(ctx, completed ?? runId);
 }
 
 /** A run ended: subscribers (the agent posts it into the chat when its turn moved on) take it from here. */
-function reportLater(platform: Platform, runId: string): void {
-  platform.events.emit("run-settled", { runId });
+function reportLater(platform: Platform, runId: string, turnId?: string | null): void {
+  platform.events.emit("run-settled", turnId === undefined ? { runId } : { runId, turnId });
 }
+
+const refuse = (field: string, message: string): never => {
+  throw new AppError("BAD_REQUEST", `outcome.${field}: ${message}`, {
+    fields: [{ field: `outcome.${field}`, message }],
+  });
+};
 
 /** Room for the engine's "[log output truncated …]" line beyond outputBytes. */
 const LOG_NOTE_BYTES = 256;
@@ -92,28 +116,11 @@ const LOG_NOTE_BYTES = 256;
 /**
  * What a host reports can be no bigger than what this run can have: no more completions than its
  * calls, logs and output within its own outputBytes (each line or item counts at least one byte, as the
- * engine counts them). A host that sends more is refused before anything is stored.
+ * engine counts them). A host that sends more is refused before anything is stored (the completion order's
+ * bound is checked by the statement that would store it: storeCompletionOrder).
  */
-async function checkOutcomeBounds(
-  ctx: ServiceContext,
-  run: RunRow,
-  outcome: RunOutcome & { completionOrder?: number[] },
-): Promise<void> {
+function checkOutcomeBounds(run: RunRow, outcome: RunOutcome): void {
   const { outputBytes } = JSON.parse(run.limits) as EngineLimits;
-  const refuse = (field: string, message: string): never => {
-    throw new AppError("BAD_REQUEST", `outcome.${field}: ${message}`, {
-      fields: [{ field: `outcome.${field}`, message }],
-    });
-  };
-  const order = outcome.completionOrder ?? [];
-  if (order.length > 0) {
-    const [row] = await ctx.platform.db.query<{ n: string | number }>(
-      "select count(*) as n from code_run_calls where run_id = $1",
-      [run.id],
-    );
-    const calls = Number(row?.n ?? 0);
-    if (order.length > calls) refuse("completionOrder", `has ${order.length} entries, but the run made ${calls} calls`);
-  }
   if (outcome.logs.length > outputBytes + 1)
     refuse("logs", `has ${outcome.logs.length} lines, more than outputBytes (${outputBytes}) allows`);
   let logBytes = 0;
@@ -140,12 +147,18 @@ async function checkOutcomeBounds(
 async function storeCompletionOrder(ctx: ServiceContext, runId: string, order: number[]): Promise<void> {
   const indexes = [...new Set(order)];
   const seqs = indexes.map((_, i) => i + 1);
-  await ctx.platform.db.query(
-    `update code_run_calls c set completed_seq = o.seq
-     from unnest($2::int[], $3::int[]) as o(idx, seq)
-     where c.run_id = $1 and c.idx = o.idx and c.outcome_enc is not null`,
-    [runId, indexes, seqs],
+  // The same statement counts the run's calls: an order longer than that stores nothing and is refused.
+  const [row] = await ctx.platform.db.query<{ n: string | number }>(
+    `with n as (select count(*) as n from code_run_calls where run_id = $1),
+     stored as (
+       update code_run_calls c set completed_seq = o.seq
+       from unnest($2::int[], $3::int[]) as o(idx, seq)
+       where c.run_id = $1 and c.idx = o.idx and c.outcome_enc is not null and (select n from n) >= $4)
+     select n from n`,
+    [runId, indexes, seqs, order.length],
   );
+  const calls = Number(row?.n ?? 0);
+  if (order.length > calls) refuse("completionOrder", `has ${order.length} entries, but the run made ${calls} calls`);
 }
 
 /** Ends a run as Failed. The message stays in the (encrypted) record; the log gets only the error id and reason. */
@@ -175,7 +188,11 @@ export async function failRun(
  * recorded as Withdrawn (never sent).
  */
 async function withdrawWaiting(ctx: ServiceContext, runId: string, message: string): Promise<void> {
-  const indexes = await withdrawDecisions(ctx.platform.db, runId);
+  await withdrawCalls(ctx, runId, await withdrawDecisions(ctx.platform.db, runId), message);
+}
+
+/** The calls whose decisions were just withdrawn are recorded as Withdrawn (never sent). */
+async function withdrawCalls(ctx: ServiceContext, runId: string, indexes: number[], message: string): Promise<void> {
   if (indexes.length === 0) return;
   await ctx.platform.db.query(
     `update code_run_calls set rejection = $3 where run_id = $1 and idx = any($2::int[])

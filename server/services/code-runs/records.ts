@@ -7,7 +7,7 @@ import { readableChat } from "../chats";
 import type { ServiceContext } from "../context";
 import { runDecisions } from "../decisions";
 import { AppError } from "../errors";
-import { type CallRow, type OperationRow, open, type RunRow, type StoredTask } from "./rows";
+import { type CallRow, loadRun, type OperationRow, open, type RunRow, type StoredTask } from "./rows";
 
 /** The record, if the caller has apps.use and may read the run's chat now. */
 export async function getRun(ctx: ServiceContext, runId: string): Promise<CodeRunRecord> {
@@ -18,6 +18,14 @@ export async function getRun(ctx: ServiceContext, runId: string): Promise<CodeRu
     throw new AppError("NOT_FOUND", "No such code run.");
   });
   return toRecord(ctx, run);
+}
+
+/**
+ * The record for a host that just passed `runForHost` for this run (its chat was checked there): from
+ * `run`, its row as a statement just returned it, or read by its id.
+ */
+export async function hostedRunRecord(ctx: ServiceContext, run: RunRow | string): Promise<CodeRunRecord> {
+  return toRecord(ctx, typeof run === "string" ? await loadRun(ctx, run) : run);
 }
 
 /** The record for the server's own use (no caller): posting late results, recovery. */
@@ -38,13 +46,18 @@ export async function listRuns(ctx: ServiceContext, chatId: string): Promise<Cod
 
 async function toRecord(ctx: ServiceContext, run: RunRow): Promise<CodeRunRecord> {
   const { db } = ctx.platform;
-  const calls = await db.query<CallRow>("select * from code_run_calls where run_id = $1 order by idx", [run.id]);
-  const ops = await db.query<OperationRow>(
-    "select id, execution_id, status, result_enc, progress_enc, task_enc, started_at, finished_at from app_operations where run_id = $1",
+  // Each call with its App operation in one statement; the decisions only when a call was decided.
+  const calls = await db.query<CallRow & OperationColumns>(
+    `select c.*, o.id as op_id, o.execution_id as op_execution_id, o.status as op_status, o.result_enc as op_result_enc,
+       o.progress_enc as op_progress_enc, o.task_enc as op_task_enc, o.started_at as op_started_at,
+       o.finished_at as op_finished_at
+     from code_run_calls c left join app_operations o on o.id = c.operation_id and o.run_id = c.run_id
+     where c.run_id = $1 order by c.idx`,
     [run.id],
   );
-  const opById = new Map(ops.map((o) => [o.id, o]));
-  const decided = await runDecisions(db, run.id);
+  const decided = calls.some((c) => c.decision_id)
+    ? await runDecisions(db, run.id)
+    : new Map<string, { by: { id: string; name: string }; at: number }>();
   return {
     id: run.id,
     executionId: run.execution_id,
@@ -57,7 +70,7 @@ async function toRecord(ctx: ServiceContext, run: RunRow): Promise<CodeRunRecord
     code: open<string>(ctx, "code_runs", run.id, "code", run.code_enc),
     reason: open<string>(ctx, "code_runs", run.id, "reason", run.reason_enc),
     calls: calls.map((c) => {
-      const op = c.operation_id ? opById.get(c.operation_id) : undefined;
+      const op = operationOf(c);
       return {
         index: c.idx,
         binding: c.binding,
@@ -102,6 +115,32 @@ async function toRecord(ctx: ServiceContext, run: RunRow): Promise<CodeRunRecord
     updatedAt: Number(run.updated_at),
   };
 }
+
+/** The App operation's columns as the record's statement names them (`op_` + the column). */
+interface OperationColumns {
+  op_id: string | null;
+  op_execution_id: string;
+  op_status: OperationRow["status"];
+  op_result_enc: string | null;
+  op_progress_enc: string | null;
+  op_task_enc: string | null;
+  op_started_at: string | number;
+  op_finished_at: string | number | null;
+}
+
+const operationOf = (c: OperationColumns): OperationRow | undefined =>
+  c.op_id === null
+    ? undefined
+    : {
+        id: c.op_id,
+        execution_id: c.op_execution_id,
+        status: c.op_status,
+        result_enc: c.op_result_enc,
+        progress_enc: c.op_progress_enc,
+        task_enc: c.op_task_enc,
+        started_at: c.op_started_at,
+        finished_at: c.op_finished_at,
+      };
 
 const taskView = (t: StoredTask): NonNullable<AppOperationView["task"]> => ({
   id: t.taskId,

@@ -7,11 +7,12 @@ import "server-only";
 import { randomInt, randomUUID } from "node:crypto";
 import { type CodeRunRecord, type RunTicket, startRunInput } from "@/contracts/code-run";
 import type { EngineLimits, HostCallAnswer } from "@/contracts/engine";
+import type { PlatformSettings } from "@/contracts/settings";
 import { logEvent, logFailure } from "../../log";
 import type { Platform } from "../../platform";
 import type { RunPass } from "../../run-admission";
 import { principalFromKeyId, requirePermission } from "../auth";
-import { ownedChat, touchChat } from "../chats";
+import { ownedChat } from "../chats";
 import type { ServiceContext } from "../context";
 import { AppError, invalidInput } from "../errors";
 import { traceAttempt } from "../run-trace";
@@ -31,13 +32,27 @@ export async function startRun(
   host: "browser" | "server",
   links: { turnId?: string; callId?: string; onCreated?: (runId: string) => void } = {},
 ): Promise<{ ticket: RunTicket | null; record: CodeRunRecord }> {
+  const { runId, ticket } = await createRun(ctx, input, host, links);
+  return { ticket, record: await getRun(ctx, runId) };
+}
+
+/**
+ * Writes the run (and touches its chat) in one statement; its first attempt's ticket is made from what was
+ * just written (a new run has no replay log). `settings`: read by the caller for this same request.
+ */
+async function createRun(
+  ctx: ServiceContext,
+  input: unknown,
+  host: "browser" | "server",
+  links: { turnId?: string; callId?: string; onCreated?: (runId: string) => void; settings?: PlatformSettings },
+): Promise<{ runId: string; ticket: RunTicket | null }> {
   const p = requirePermission(ctx.principal, "apps.use");
   const parsed = startRunInput.safeParse(input);
   if (!parsed.success) throw invalidInput(parsed.error.issues);
   const { chatId, code, reason, language } = parsed.data;
   const { db } = ctx.platform;
   await ownedChat(db, p, chatId);
-  const settings = await readSettings(db);
+  const settings = links.settings ?? (await readSettings(db));
   const limits: EngineLimits = {
     timeoutMs: settings.codeMode.timeoutMs,
     memoryMb: settings.codeMode.memoryMb,
@@ -49,10 +64,24 @@ export async function startRun(
   const now = Date.now();
   const time = now;
   const seed = randomInt(1, 2 ** 31 - 1);
+  const written = {
+    id,
+    attempt: 1,
+    language,
+    run_time: time,
+    seed,
+    limits: JSON.stringify(limits),
+    bindings: JSON.stringify(bindings),
+    vault_names: JSON.stringify(await vaultNames(ctx.platform, p)),
+  };
   await db.query(
-    `insert into code_runs (id, execution_id, chat_id, created_by, api_key_id, status, language, code_enc, reason_enc,
-       run_time, seed, limits, bindings, host, created_at, updated_at, turn_id, call_id, claimed_at, vault_names, host_instance)
-     values ($1, $2, $3, $4, $14, 'Running', $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $15, $16, $17, $18, $19)`,
+    `with run as (
+       insert into code_runs (id, execution_id, chat_id, created_by, api_key_id, status, language, code_enc, reason_enc,
+         run_time, seed, limits, bindings, host, created_at, updated_at, turn_id, call_id, claimed_at, vault_names, host_instance,
+         attempt)
+       values ($1, $2, $3, $4, $14, 'Running', $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $15, $16, $17, $18, $19, $20)
+       returning chat_id)
+     update chats set updated_at = $13 where id = (select chat_id from run)`,
     [
       id,
       `exe_${randomUUID()}`,
@@ -63,32 +92,47 @@ export async function startRun(
       seal(ctx, "code_runs", id, "reason", reason),
       time,
       seed,
-      JSON.stringify(limits),
-      JSON.stringify(bindings),
+      written.limits,
+      written.bindings,
       host,
       now,
       p.keyId,
       links.turnId ?? null,
       links.callId ?? null,
       links.turnId ? null : now,
-      JSON.stringify(await vaultNames(ctx.platform, p)),
+      written.vault_names,
       ctx.platform.instanceId,
+      written.attempt,
     ],
   );
   links.onCreated?.(id);
-  await touchChat(db, chatId);
   ctx.platform.events.emit("run", { runId: id, chatId });
   if (!settings.codeMode.enabled) {
     await failRun(ctx, id, "Unavailable", "Code Mode is off: an admin can turn it on in Admin → Settings.", []);
-    return { ticket: null, record: await getRun(ctx, id) };
+    return { runId: id, ticket: null };
   }
-  const ticket = await ticketFor(ctx, await loadRun(ctx, id));
-  return { ticket, record: await getRun(ctx, id) };
+  return { runId: id, ticket: await ticketFrom(ctx, written, code, async () => undefined) };
 }
 
 /** What a host needs to run the run's current attempt; null when the program cannot even start (the run is failed). */
-async function ticketFor(ctx: ServiceContext, run: RunRow): Promise<RunTicket | null> {
-  let js = open<string>(ctx, "code_runs", run.id, "code", run.code_enc);
+function ticketFor(ctx: ServiceContext, run: RunRow): Promise<RunTicket | null> {
+  return ticketFrom(ctx, run, open<string>(ctx, "code_runs", run.id, "code", run.code_enc), () =>
+    replayLog(ctx, run.id),
+  );
+}
+
+type TicketSource = Pick<
+  RunRow,
+  "id" | "attempt" | "language" | "run_time" | "seed" | "limits" | "bindings" | "vault_names"
+>;
+
+async function ticketFrom(
+  ctx: ServiceContext,
+  run: TicketSource,
+  source: string,
+  replay: () => Promise<RunTicket["input"]["replay"]>,
+): Promise<RunTicket | null> {
+  let js = source;
   if (run.language === "typescript") {
     const out = await transpileTypeScript(js);
     if (!out.ok) {
@@ -111,7 +155,7 @@ async function ticketFor(ctx: ServiceContext, run: RunRow): Promise<RunTicket | 
         : ctx.principal
           ? await vaultNames(ctx.platform, ctx.principal)
           : [],
-      replay: await replayLog(ctx, run.id),
+      replay: await replay(),
     },
   };
 }
@@ -195,12 +239,13 @@ export async function runOnServer(
   options: { onCreated?: (runId: string) => void; onStarted?: (runId: string) => Promise<void> } = {},
 ): Promise<CodeRunRecord> {
   const p = requirePermission(ctx.principal, "apps.use");
-  const pass = await requestPass(ctx.platform, p.userId, true);
+  const settings = await readSettings(ctx.platform.db);
+  const pass = admit(ctx.platform, p.userId, settings.codeMode, true);
   let handedOver = false;
   try {
-    const { ticket, record } = await startRun(ctx, input, "server", { onCreated: options.onCreated });
-    await options.onStarted?.(record.id);
-    if (!ticket) return record;
+    const { runId, ticket } = await createRun(ctx, input, "server", { onCreated: options.onCreated, settings });
+    await options.onStarted?.(runId);
+    if (!ticket) return await getRun(ctx, runId);
     handedOver = true;
     return await runTicketOnServer(ctx, ticket, pass);
   } finally {
@@ -214,6 +259,10 @@ export async function runOnServer(
  */
 async function requestPass(platform: Platform, userId: string, bounded: boolean): Promise<RunPass> {
   const { codeMode } = await readSettings(platform.db);
+  return admit(platform, userId, codeMode, bounded);
+}
+
+function admit(platform: Platform, userId: string, codeMode: PlatformSettings["codeMode"], bounded: boolean): RunPass {
   const answer = platform.admission.request(userId, codeMode, { bounded });
   if (answer.refused) throw new AppError("TOO_MANY_REQUESTS", answer.message, answer.details);
   return answer;
