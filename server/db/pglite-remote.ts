@@ -7,6 +7,7 @@
  * thread dies, every waiting and later call fails with a storage error (SQLSTATE 08006), never a hang.
  */
 import "server-only";
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { Worker } from "node:worker_threads";
 import type { Db, DbStats } from "./client";
@@ -45,6 +46,11 @@ export async function openPgliteThread(
   dataDir: string | undefined,
   scriptPath: string = PGLITE_THREAD_PATH,
 ): Promise<Db> {
+  if (!existsSync(scriptPath)) {
+    throw new Error(
+      `The PGlite database thread ${scriptPath} is missing: run \`node scripts/build-worker.mjs\` first.`,
+    );
+  }
   // Built apart by esbuild: the bundler must not try to follow this worker (it is not its module).
   const WorkerThread = Worker;
   const worker = new WorkerThread(/* turbopackIgnore: true */ scriptPath, {

@@ -7,7 +7,7 @@
 import { threadId } from "node:worker_threads";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Db, isStorageUnavailable, openDb } from "@/server/db/client";
-import { pgliteThreadOf } from "@/server/db/pglite-remote";
+import { openPgliteThread, pgliteThreadOf } from "@/server/db/pglite-remote";
 
 let db: Db;
 beforeAll(async () => {
@@ -100,5 +100,11 @@ describe("PGlite on its own thread", () => {
     expect(isStorageUnavailable(await failure(doomed.query("select 1")))).toBe(true);
     expect(isStorageUnavailable(await failure(doomed.transaction(async () => undefined)))).toBe(true);
     await doomed.close();
+  });
+
+  it("names the missing thread bundle instead of failing later", async () => {
+    await expect(openPgliteThread(undefined, "/nonexistent/pglite-thread.mjs")).rejects.toThrow(
+      /pglite-thread\.mjs is missing: run `node scripts\/build-worker\.mjs`/,
+    );
   });
 });
