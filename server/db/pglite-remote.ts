@@ -76,7 +76,26 @@ export async function openPgliteThread(
     const batch = outbox;
     outbox = [];
     if (gone) return;
-    worker.postMessage(batch);
+    try {
+      worker.postMessage(batch);
+    } catch {
+      // A parameter that cannot be structured-cloned (a function, a class with methods): fail that
+      // statement alone, as a bad parameter would fail on the engine, and send the rest.
+      for (const message of batch) {
+        try {
+          worker.postMessage([message]);
+        } catch (error) {
+          const waiter = pending.get(message.id);
+          pending.delete(message.id);
+          waiter?.reject(
+            Object.assign(new Error(`A statement parameter cannot be sent to the database thread: ${String(error)}`), {
+              code: "22023",
+            }),
+          );
+        }
+      }
+      keepAlive();
+    }
   };
   const request = (message: DbRequest): Promise<unknown[]> => {
     if (gone) return Promise.reject(gone);
@@ -174,7 +193,10 @@ export async function openPgliteThread(
         return;
       }
       listeners.set(channel, new Set([handler]));
-      await request({ t: "listen", id: nextId++, channel });
+      await request({ t: "listen", id: nextId++, channel }).catch((error: unknown) => {
+        listeners.delete(channel);
+        throw error;
+      });
     },
     async notify(channel, payload) {
       checkChannel(channel);

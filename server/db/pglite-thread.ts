@@ -25,7 +25,18 @@ const flush = () => {
   if (outbox.length === 0) return;
   const batch = outbox;
   outbox = [];
-  port.postMessage(batch);
+  try {
+    port.postMessage(batch);
+  } catch {
+    // A row that cannot be structured-cloned fails its own statement only.
+    for (const reply of batch) {
+      try {
+        port.postMessage([reply]);
+      } catch (error) {
+        if ("id" in reply) port.postMessage([{ t: "error", id: reply.id, error: toWireError(error) }]);
+      }
+    }
+  }
 };
 /** Requests received and not yet answered (a transaction counts until its `end` is answered). */
 let inflight = 0;

@@ -107,4 +107,11 @@ describe("PGlite on its own thread", () => {
       /pglite-thread\.mjs is missing: run `node scripts\/build-worker\.mjs`/,
     );
   });
+
+  it("fails only the statement whose parameter cannot cross to the thread", async () => {
+    const bad = failure(db.query("select $1::text as v", [{ toJSON: () => "x" }]));
+    const good = db.query("select 'fine' as v");
+    expect((await bad).message).toMatch(/cannot be sent to the database thread/);
+    expect(await good).toEqual([{ v: "fine" }]);
+  });
 });
