@@ -1,7 +1,8 @@
 /**
  * Bundles the sandbox for Node: dist/worker/node-worker.mjs (the worker_threads entry the server spawns)
  * and dist/worker/engine.mjs, dist/worker/supervisor.mjs, dist/worker/node-port.mjs (for the benchmark). QuickJS packages stay external and load
- * from node_modules, so the .wasm is found next to its loader. Idempotent; prints one line.
+ * from node_modules, so the .wasm is found next to its loader. dist/worker/pglite-thread.mjs: the thread
+ * that owns the embedded database (PGlite external, its .wasm and data load from node_modules). Idempotent; prints one line.
  */
 
 import path from "node:path";
@@ -25,7 +26,15 @@ await Promise.all([
   build({ ...common, entryPoints: ["worker/engine.ts"], outfile: "dist/worker/engine.mjs" }),
   build({ ...common, entryPoints: ["worker/supervisor.ts"], outfile: "dist/worker/supervisor.mjs" }),
   build({ ...common, entryPoints: ["worker/node-port.ts"], outfile: "dist/worker/node-port.mjs" }),
+  // The thread that owns PGlite (server/db/pglite-thread.ts); `server-only` is empty under react-server.
+  build({
+    ...common,
+    entryPoints: ["server/db/pglite-thread.ts"],
+    outfile: "dist/worker/pglite-thread.mjs",
+    external: ["@electric-sql/pglite"],
+    conditions: ["react-server"],
+  }),
 ]);
 console.log(
-  `build-worker: dist/worker/{node-worker,engine,supervisor,node-port}.mjs in ${Math.round(performance.now() - started)} ms`,
+  `build-worker: dist/worker/{node-worker,engine,supervisor,node-port,pglite-thread}.mjs in ${Math.round(performance.now() - started)} ms`,
 );

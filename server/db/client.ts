@@ -1,11 +1,12 @@
 /**
- * One database interface over two engines: PGlite (embedded, files in the data dir) by default, and real
- * Postgres when DATABASE_URL is set. Services speak plain SQL with $1 parameters to `Db`; both engines
+ * One database interface over two engines: PGlite (embedded, files in the data dir, run in its own worker
+ * thread: pglite-remote.ts) by default, and real Postgres when DATABASE_URL is set. Services speak plain SQL with $1 parameters to `Db`; both engines
  * run the same schema and migrations.
  */
 import "server-only";
-import { mkdirSync } from "node:fs";
 import { logEvent } from "../log";
+import { checkChannel } from "./pglite-protocol";
+import { openPgliteThread } from "./pglite-remote";
 
 export interface Db {
   readonly kind: "pglite" | "postgres";
@@ -59,11 +60,6 @@ export function isStorageUnavailable(error: unknown): boolean {
   return typeof message === "string" && /Connection terminated|connection (is )?(closed|ended)/i.test(message);
 }
 
-const CHANNEL = /^[a-z_][a-z0-9_]{0,62}$/;
-const checkChannel = (channel: string) => {
-  if (!CHANNEL.test(channel)) throw new Error(`Bad channel name: ${channel}`);
-};
-
 export interface OpenDbOptions {
   /** postgres://… — when set, Postgres is used and `dataDir` is ignored. */
   url?: string;
@@ -73,89 +69,7 @@ export interface OpenDbOptions {
 
 export async function openDb(options: OpenDbOptions): Promise<Db> {
   if (options.url) return openPostgres(options.url);
-  return openPglite(options.dataDir);
-}
-
-/** How long PGlite may run queued statements before it lets the event loop take I/O. */
-const YIELD_AFTER_MS = 5;
-
-async function openPglite(dataDir: string | undefined): Promise<Db> {
-  const { PGlite } = await import("@electric-sql/pglite");
-  if (dataDir) mkdirSync(dataDir, { recursive: true });
-  const pg = dataDir ? await PGlite.create(dataDir) : await PGlite.create();
-  // PGlite has one connection: a transaction must own it until it ends, so plain queries wait behind it.
-  // Queued statements would run back to back in promise callbacks alone, never letting the event loop
-  // take I/O (a health check, a worker's message, a new request) until the queue is empty: after
-  // YIELD_AFTER_MS of continuous work the next statement waits one turn of the event loop (setImmediate).
-  let chain: Promise<unknown> = Promise.resolve();
-  let pending = 0;
-  let sliceStarted = performance.now();
-  const turn = async () => {
-    if (performance.now() - sliceStarted < YIELD_AFTER_MS) return;
-    await new Promise((resolve) => setImmediate(resolve));
-    sliceStarted = performance.now();
-  };
-  const exclusive = <T>(fn: () => Promise<T>): Promise<T> => {
-    pending += 1;
-    const next = chain
-      .then(turn, turn)
-      .then(fn)
-      .finally(() => {
-        pending -= 1;
-      });
-    chain = next.catch(() => undefined);
-    return next;
-  };
-  const pool = () => ({ open: 1, idle: pending === 0 ? 1 : 0, waiting: Math.max(0, pending - 1), max: 1 });
-  const counts = newStats();
-  const stats = () => ({ ...counts });
-  const direct: Db = {
-    kind: "pglite",
-    async query<T>(sql: string, params: unknown[] = []) {
-      counts.statements += 1;
-      counts.roundTrips += 1;
-      const result = await pg.query<T>(sql, params);
-      return result.rows;
-    },
-    transaction: () => {
-      throw new Error("nested transactions are not supported");
-    },
-    listen: () => Promise.reject(new Error("listen inside a transaction is not supported")),
-    notify: () => Promise.reject(new Error("notify inside a transaction is not supported")),
-    close: async () => undefined,
-    pool,
-    stats,
-  };
-  return {
-    kind: "pglite",
-    query: (sql, params) => exclusive(() => direct.query(sql, params)),
-    async listen(channel, handler) {
-      checkChannel(channel);
-      await exclusive(() => pg.listen(channel, handler));
-    },
-    async notify(channel, payload) {
-      checkChannel(channel);
-      await exclusive(() => direct.query("select pg_notify($1, $2)", [channel, payload]));
-    },
-    transaction: (fn) =>
-      exclusive(() => {
-        counts.transactions += 1;
-        counts.roundTrips += 2;
-        return pg.transaction((tx) =>
-          fn({
-            ...direct,
-            query: async (s, p = []) => {
-              counts.statements += 1;
-              counts.roundTrips += 1;
-              return (await tx.query(s, p)).rows as never;
-            },
-          }),
-        );
-      }),
-    close: () => exclusive(() => pg.close()),
-    pool,
-    stats,
-  };
+  return openPgliteThread(options.dataDir);
 }
 
 const POOL_MAX = 10;

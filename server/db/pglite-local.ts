@@ -1,0 +1,57 @@
+/**
+ * PGlite in the thread that calls it: the engine the database thread (pglite-thread.ts) runs. One
+ * connection, so a transaction owns it until it ends and every other statement waits behind it in order.
+ * The main thread never loads this module: it talks to the thread through pglite-remote.ts.
+ */
+import "server-only";
+import { mkdirSync } from "node:fs";
+import { PGlite } from "@electric-sql/pglite";
+import { checkChannel } from "./pglite-protocol";
+
+/** The engine's side of `Db` (no stats: the main thread counts what services ask). */
+export interface LocalDb {
+  query(sql: string, params?: unknown[]): Promise<unknown[]>;
+  /** Runs `fn` in one transaction that owns the connection until it settles; a throw rolls it back. */
+  transaction<T>(fn: (query: LocalDb["query"]) => Promise<T>): Promise<T>;
+  listen(channel: string, handler: (payload: string) => void): Promise<void>;
+  notify(channel: string, payload: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** How long PGlite may run queued statements before it lets the event loop take its messages. */
+const YIELD_AFTER_MS = 5;
+
+/** `dataDir` null keeps the database in memory (tests). */
+export async function openPgliteLocal(dataDir: string | null): Promise<LocalDb> {
+  if (dataDir) mkdirSync(dataDir, { recursive: true });
+  const pg = dataDir ? await PGlite.create(dataDir) : await PGlite.create();
+  // Queued statements would run back to back in promise callbacks alone, never letting the event loop
+  // take I/O (here: the main thread's messages, flushing replies) until the queue is empty: after
+  // YIELD_AFTER_MS of continuous work the next statement waits one turn of the event loop (setImmediate).
+  let chain: Promise<unknown> = Promise.resolve();
+  let sliceStarted = performance.now();
+  const turn = async () => {
+    if (performance.now() - sliceStarted < YIELD_AFTER_MS) return;
+    await new Promise((resolve) => setImmediate(resolve));
+    sliceStarted = performance.now();
+  };
+  const exclusive = <T>(fn: () => Promise<T>): Promise<T> => {
+    const next = chain.then(turn, turn).then(fn);
+    chain = next.catch(() => undefined);
+    return next;
+  };
+  const run = async (sql: string, params: unknown[] = []) => (await pg.query(sql, params)).rows;
+  return {
+    query: (sql, params) => exclusive(() => run(sql, params)),
+    transaction: (fn) => exclusive(() => pg.transaction((tx) => fn(async (s, p = []) => (await tx.query(s, p)).rows))),
+    async listen(channel, handler) {
+      checkChannel(channel);
+      await exclusive(() => pg.listen(channel, handler));
+    },
+    async notify(channel, payload) {
+      checkChannel(channel);
+      await exclusive(() => run("select pg_notify($1, $2)", [channel, payload]));
+    },
+    close: () => exclusive(() => pg.close()),
+  };
+}
