@@ -11,7 +11,7 @@
  * next), and statements of one kind go one at a time in the order their members arrived.
  */
 import "server-only";
-import type { Db } from "./client";
+import { type Db, isStorageUnavailable } from "./client";
 
 export interface BatchKind<In, Out> {
   /** For errors and tests. */
@@ -134,8 +134,9 @@ async function sendOne<In, Out>(db: Db, kind: BatchKind<In, Out>, members: Waiti
     for (const [i, w] of members.entries()) w.resolve(results[i] as Out);
     return;
   } catch (error) {
-    if (members.length === 1) {
-      members[0]!.reject(error);
+    // The database is gone (a restart, a lost connection): each member alone would only fail again.
+    if (members.length === 1 || isStorageUnavailable(error)) {
+      for (const w of members) w.reject(error);
       return;
     }
   }

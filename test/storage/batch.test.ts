@@ -122,6 +122,17 @@ describe.each(BACKENDS)("group commit on $name", (backend) => {
     expect(batchStats(db)).toMatchObject({ statements: 2, members: 4 });
   });
 
+  it("when the database is unreachable every member gets that error at once, without a retry per member", async () => {
+    const db = await freshDb(backend);
+    const gone: BatchKind<Item, number> = {
+      name: "gone",
+      run: () => Promise.reject(Object.assign(new Error("terminating connection"), { code: "57P01" })),
+    };
+    const results = await Promise.allSettled(["g1", "g2", "g3"].map((name) => batched(db, gone, { name, note: "" })));
+    expect(results.map((r) => r.status)).toEqual(["rejected", "rejected", "rejected"]);
+    expect(batchStats(db)).toMatchObject({ statements: 1, members: 3, retried: 0 });
+  });
+
   it("a statement answering the wrong number of rows fails its members instead of mismatching them", async () => {
     const db = await freshDb(backend);
     const short: BatchKind<Item, number> = {
