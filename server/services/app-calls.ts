@@ -8,6 +8,7 @@ import "server-only";
 import { randomUUID } from "node:crypto";
 import type { CallOutcome } from "@/contracts/engine";
 import { AppCallError, isAppCallError, type RetryParams, type TaskState, type ToolEntry } from "../apps/registry";
+import { batched } from "../db/batch";
 import { logFailure, logOutcome } from "../log";
 import { observeAppCall } from "../metrics";
 import type { Platform } from "../platform";
@@ -16,6 +17,7 @@ import { progressRecorder } from "./app-progress";
 import type { Principal } from "./auth";
 import { checkAppCall } from "./capability";
 import { grantFor, recordGrantUse } from "./grants";
+import { startOperations } from "./operation-writes";
 import { trackRunCall } from "./run-app-calls";
 import { traceCall } from "./run-trace";
 import { isReadOnly, type Provenance, provenance, runReads, taintReason } from "./taint";
@@ -26,7 +28,6 @@ import {
   referencedNames,
   type Substituted,
   substituteSecrets,
-  VAULT_FINGERPRINT,
   vaultRefusal,
 } from "./vault";
 
@@ -191,29 +192,23 @@ export async function performAppCall(
   const opId = call.resume?.operationId ?? `op_${randomUUID()}`;
   const sealOp = (field: string, value: unknown) =>
     platform.seal(`app_operations:${opId}:${field}`, JSON.stringify(value));
-  // One statement: the operation row, (for a program's call) the link from the run's call to it, and the
-  // vault's fingerprint (which secrets to redact).
+  // One statement (shared with the operations starting at the same time, operation-writes.ts): the
+  // operation row, (for a program's call) the link from the run's call to it, and the vault's fingerprint
+  // (which secrets to redact). It is durable before the App hears of the call.
   // A parked call's retry reuses its operation row (app-input.ts).
-  const [written] = call.resume
-    ? [undefined]
-    : await db.query<{ fingerprint: string }>(
-        `with op as (
-       insert into app_operations (id, execution_id, chat_id, run_id, call_index, connection_id, tool, status, args_enc, started_at)
-       values ($1, $2, $3, $4, $5, $6, $7, 'Running', $8, $9) returning id),
-     link as (update code_run_calls set operation_id = (select id from op) where run_id = $4 and idx = $5)
-     select ${VAULT_FINGERPRINT} as fingerprint`,
-        [
-          opId,
-          `exe_${randomUUID()}`,
-          call.chatId,
-          call.runId,
-          call.index,
-          call.entry.connectionId,
-          call.entry.name,
-          sealOp("args", call.argsJson),
-          Date.now(),
-        ],
-      );
+  const written = call.resume
+    ? undefined
+    : await batched(db, startOperations, {
+        id: opId,
+        executionId: `exe_${randomUUID()}`,
+        chatId: call.chatId,
+        runId: call.runId,
+        callIndex: call.index,
+        connectionId: call.entry.connectionId,
+        tool: call.entry.name,
+        argsEnc: sealOp("args", call.argsJson),
+        startedAt: Date.now(),
+      });
   let outcome: CallOutcome;
   let stored: unknown;
   let status: "Completed" | "Failed";

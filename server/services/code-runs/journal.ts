@@ -10,11 +10,13 @@ import { CANONICAL_MAX_DEPTH, canonicalJson } from "@/worker/canonical-json";
 import { discoveryOutcome, isDiscoveryBinding } from "../../apps/discovery";
 import type { RetryParams, ToolEntry } from "../../apps/registry";
 import { sha256 } from "../../crypto";
+import { batched } from "../../db/batch";
 import { type FinishedOperation, failedOutcome } from "../app-calls";
 import { claimRetry } from "../app-input";
 import type { ServiceContext } from "../context";
 import { decisionStatus } from "../decisions";
 import { AppError } from "../errors";
+import { recordCalls, recordOutcomes } from "./call-writes";
 import { failRun } from "./endings";
 import { type CallRow, open, type RunRow, runForCall, seal } from "./rows";
 import { unknownStep } from "./unknown";
@@ -48,25 +50,16 @@ export async function recordOutcome(
   rejection: { name: string; message: string } | null,
   operation?: FinishedOperation,
 ): Promise<CallOutcome> {
-  // One statement (a round trip less per call): the run's completion counter and the call's outcome.
-  const params: unknown[] = [
+  // One statement (shared with the other outcomes recorded at the same time, call-writes.ts): the run's
+  // completion counter, the call's outcome and, with `operation`, the operation's end.
+  await batched(ctx.platform.db, recordOutcomes, {
     runId,
-    Date.now(),
-    seal(ctx, "code_run_calls", `${runId}:${index}`, "outcome", outcome),
-    rejection ? JSON.stringify(rejection) : null,
     index,
-  ];
-  const op = operation
-    ? `, op as (update app_operations set status = $6, result_enc = $7, error_reason = $8, finished_at = $9 where id = $10)`
-    : "";
-  if (operation)
-    params.push(operation.status, operation.resultEnc, operation.errorReason, operation.finishedAt, operation.id);
-  await ctx.platform.db.query(
-    `with seq as (update code_runs set completions = completions + 1, updated_at = $2 where id = $1 returning completions)${op}
-     update code_run_calls set outcome_enc = $3, completed_seq = coalesce((select completions from seq), 0), rejection = $4
-     where run_id = $1 and idx = $5`,
-    params,
-  );
+    outcomeEnc: seal(ctx, "code_run_calls", `${runId}:${index}`, "outcome", outcome),
+    rejection: rejection ? JSON.stringify(rejection) : null,
+    at: Date.now(),
+    ...(operation ? { operation } : {}),
+  });
   ctx.platform.events.emit("run", { runId });
   return outcome;
 }
@@ -133,42 +126,28 @@ export async function decideCall(
   const source = entry
     ? { connectionId: entry.connectionId, connectionName: entry.connectionName, name: entry.name }
     : { connectionId: "", connectionName: "", name: call.binding };
-  // One statement: the run's status and attempt now, the call recorded (index, binding, source, sealed
-  // arguments) only while this attempt is running and the index is new, and the tool's stored policies.
-  const [now] = await ctx.platform.db.query<{
-    status: RunRow["status"];
-    attempt: number;
-    inserted: number;
-    policies: string | null;
-  }>(
-    `with r as (select status, attempt from code_runs where id = $1),
-     ins as (
-       insert into code_run_calls (run_id, idx, binding, source, args_enc, args_digest, created_at)
-       select $1, $2, $3, $4, $5, $6, $7 from r where r.attempt = $8 and r.status in ('Running', 'Waiting')
-       on conflict (run_id, idx) do nothing returning idx)
-     select r.status, r.attempt, (select count(*) from ins)::int as inserted,
-       (select policies from connections where id = $9) as policies
-     from r`,
-    [
-      runId,
-      call.index,
-      call.binding,
-      JSON.stringify(source),
-      seal(ctx, "code_run_calls", `${runId}:${call.index}`, "args", argsJson),
-      digest,
-      Date.now(),
-      attempt,
-      source.connectionId,
-    ],
-  );
-  if (!now) throw new AppError("NOT_FOUND", "No such code run.");
+  // One statement (shared with the other calls recorded at the same time, call-writes.ts): the run's status
+  // and attempt now, the call recorded (index, binding, source, sealed arguments) only while this attempt
+  // is running and the index is new, and the tool's stored policies.
+  const now = await batched(ctx.platform.db, recordCalls, {
+    runId,
+    index: call.index,
+    binding: call.binding,
+    source: JSON.stringify(source),
+    argsEnc: seal(ctx, "code_run_calls", `${runId}:${call.index}`, "args", argsJson),
+    digest,
+    createdAt: Date.now(),
+    attempt,
+    connectionId: source.connectionId,
+  });
+  if (now.status === null || now.attempt === null) throw new AppError("NOT_FOUND", "No such code run.");
   if (now.attempt !== attempt)
     throw new AppError("CONFLICT", `This is attempt ${attempt}; the run is at attempt ${now.attempt}.`);
   const run: RunRow = { ...known, status: now.status, attempt: now.attempt };
   if (run.status !== "Running" && run.status !== "Waiting") {
     return { type: "stop", reason: "Cancelled", message: `The run is ${run.status}, not running.` };
   }
-  if (now.inserted === 0) {
+  if (!now.inserted) {
     // The record has this index already (a replay past its log, or the same call arriving twice at once:
     // the first one owns it).
     const existing = (await readCall(ctx, runId, call.index))!;

@@ -1,0 +1,153 @@
+/**
+ * The journal's two writes per nested call as group-commit kinds (server/db/batch.ts): the call's record
+ * (before anything is sent) and its outcome (before the program sees it). Calls of many runs arriving
+ * together are written by one statement each, every caller getting its own row back.
+ */
+import "server-only";
+import type { BatchKind } from "../../db/batch";
+import type { RunRow } from "./rows";
+
+export interface CallRecord {
+  runId: string;
+  index: number;
+  binding: string;
+  /** JSON of the call's connection and tool as resolved now. */
+  source: string;
+  argsEnc: string;
+  digest: string;
+  createdAt: number;
+  /** The attempt the host runs: the call is recorded only while it is the run's attempt and the run runs. */
+  attempt: number;
+  /** Whose stored policies come back with the record ("" for none). */
+  connectionId: string;
+}
+
+export interface CallRecorded {
+  /** null: no such run. */
+  status: RunRow["status"] | null;
+  attempt: number | null;
+  /** Recorded now (false: the run is not running at this attempt, or the index was recorded before). */
+  inserted: boolean;
+  /** The connection's stored policies (null: the connection is gone). */
+  policies: string | null;
+}
+
+/**
+ * The run's status and attempt now, the call recorded only while that attempt is running and the index is
+ * new, and the tool's stored policies; one statement for every member. Two members of one call never
+ * share it: the first one owns the index, the second finds it recorded.
+ */
+export const recordCalls: BatchKind<CallRecord, CallRecorded> = {
+  name: "record-calls",
+  key: (m) => `${m.runId}:${m.index}`,
+  size: (m) => m.argsEnc.length + m.source.length,
+  async run(db, members) {
+    const rows = await db.query<{
+      n: number;
+      status: RunRow["status"] | null;
+      attempt: number | null;
+      inserted: boolean;
+      policies: string | null;
+    }>(
+      `with v as (
+         select * from json_to_recordset($1::json) as v(n int, run_id text, idx int, binding text, source text,
+           args_enc text, args_digest text, created_at bigint, attempt int, connection_id text)),
+       ins as (
+         insert into code_run_calls (run_id, idx, binding, source, args_enc, args_digest, created_at)
+         select v.run_id, v.idx, v.binding, v.source, v.args_enc, v.args_digest, v.created_at
+         from v join code_runs r on r.id = v.run_id
+         where r.attempt = v.attempt and r.status in ('Running', 'Waiting')
+         on conflict (run_id, idx) do nothing returning run_id, idx)
+       select v.n, r.status, r.attempt,
+         exists (select 1 from ins where ins.run_id = v.run_id and ins.idx = v.idx) as inserted,
+         (select policies from connections where id = v.connection_id) as policies
+       from v left join code_runs r on r.id = v.run_id order by v.n`,
+      [
+        JSON.stringify(
+          members.map((m, n) => ({
+            n,
+            run_id: m.runId,
+            idx: m.index,
+            binding: m.binding,
+            source: m.source,
+            args_enc: m.argsEnc,
+            args_digest: m.digest,
+            created_at: m.createdAt,
+            attempt: m.attempt,
+            connection_id: m.connectionId,
+          })),
+        ),
+      ],
+    );
+    const byN = new Map(rows.map((r) => [Number(r.n), r]));
+    return members.map((_, n) => {
+      const r = byN.get(n);
+      return {
+        status: r?.status ?? null,
+        attempt: r?.attempt ?? null,
+        inserted: r?.inserted === true,
+        policies: r?.policies ?? null,
+      };
+    });
+  },
+};
+
+export interface OutcomeWrite {
+  runId: string;
+  index: number;
+  outcomeEnc: string;
+  rejection: string | null;
+  at: number;
+  /** The end of the call's App operation, stored in the same statement (the two never disagree after a crash). */
+  operation?: { id: string; status: string; resultEnc: string; errorReason: string | null; finishedAt: number };
+}
+
+/**
+ * Outcomes with their places in their runs' completion orders: each run's counter moves by its members'
+ * count in one update, and its members take the places in the order they arrived (statements of a kind go
+ * one at a time, so that is the order callers asked in). Two writes of one call never share a statement.
+ */
+export const recordOutcomes: BatchKind<OutcomeWrite, void> = {
+  name: "record-outcomes",
+  key: (m) => `${m.runId}:${m.index}`,
+  size: (m) => m.outcomeEnc.length + (m.operation?.resultEnc.length ?? 0),
+  async run(db, members) {
+    const place = new Map<string, number>();
+    const rows = members.map((m) => {
+      const k = (place.get(m.runId) ?? 0) + 1;
+      place.set(m.runId, k);
+      return {
+        run_id: m.runId,
+        idx: m.index,
+        k,
+        outcome_enc: m.outcomeEnc,
+        rejection: m.rejection,
+        at: m.at,
+        op_id: m.operation?.id ?? null,
+        op_status: m.operation?.status ?? null,
+        op_result: m.operation?.resultEnc ?? null,
+        op_reason: m.operation?.errorReason ?? null,
+        op_finished: m.operation?.finishedAt ?? null,
+      };
+    });
+    await db.query(
+      `with v as (
+         select * from json_to_recordset($1::json) as v(run_id text, idx int, k int, outcome_enc text, rejection text,
+           at bigint, op_id text, op_status text, op_result text, op_reason text, op_finished bigint)),
+       g as (select run_id, count(*)::int as n, max(at) as at from v group by run_id),
+       seq as (
+         update code_runs c set completions = c.completions + g.n, updated_at = g.at
+         from g where c.id = g.run_id returning c.id, c.completions),
+       op as (
+         update app_operations o set status = v.op_status, result_enc = v.op_result, error_reason = v.op_reason,
+           finished_at = v.op_finished
+         from v where v.op_id is not null and o.id = v.op_id)
+       update code_run_calls c set outcome_enc = v.outcome_enc, rejection = v.rejection,
+         completed_seq = coalesce(s.completions - g.n + v.k, 0)
+       from v join g on g.run_id = v.run_id left join seq s on s.id = v.run_id
+       where c.run_id = v.run_id and c.idx = v.idx`,
+      [JSON.stringify(rows)],
+    );
+    return members.map(() => undefined);
+  },
+};
