@@ -34,7 +34,9 @@ export const startOperations: BatchKind<OperationStart, { fingerprint: string }>
          insert into app_operations (id, execution_id, chat_id, run_id, call_index, connection_id, tool, status, args_enc, started_at)
          select id, execution_id, chat_id, run_id, call_index, connection_id, tool, 'Running', args_enc, started_at from v
          returning id, run_id, call_index),
-       link as (update code_run_calls c set operation_id = op.id from op where c.run_id = op.run_id and c.idx = op.call_index)
+       link as (
+         update code_run_calls c set operation_id = op.id from op
+         where c.run_id = op.run_id and c.idx = op.call_index and c.run_id = any($2::text[]))
        select ${VAULT_FINGERPRINT} as fingerprint`,
       [
         JSON.stringify(
@@ -50,6 +52,8 @@ export const startOperations: BatchKind<OperationStart, { fingerprint: string }>
             started_at: m.startedAt,
           })),
         ),
+        // The runs again as an array: `= any(…)` finds their calls by index, not by a scan of every call.
+        [...new Set(members.flatMap((m) => (m.runId === null ? [] : [m.runId])))],
       ],
     );
     if (!row) throw new Error("start-operations: no fingerprint");

@@ -49,19 +49,22 @@ export const recordCalls: BatchKind<CallRecord, CallRecorded> = {
       inserted: boolean;
       policies: string | null;
     }>(
+      // Each member's run is looked up by its key (a lateral subquery kept apart by `offset 0`): a join the
+      // planner is free to choose became a hash join over every run, whose cost grows with the table.
       `with v as (
-         select * from json_to_recordset($1::json) as v(n int, run_id text, idx int, binding text, source text,
-           args_enc text, args_digest text, created_at bigint, attempt int, connection_id text)),
+         select v.*, r.status as run_status, r.attempt as run_attempt
+         from json_to_recordset($1::json) as v(n int, run_id text, idx int, binding text, source text,
+           args_enc text, args_digest text, created_at bigint, attempt int, connection_id text)
+         left join lateral (select status, attempt from code_runs where id = v.run_id offset 0) r on true),
        ins as (
          insert into code_run_calls (run_id, idx, binding, source, args_enc, args_digest, created_at)
-         select v.run_id, v.idx, v.binding, v.source, v.args_enc, v.args_digest, v.created_at
-         from v join code_runs r on r.id = v.run_id
-         where r.attempt = v.attempt and r.status in ('Running', 'Waiting')
+         select run_id, idx, binding, source, args_enc, args_digest, created_at from v
+         where v.run_attempt = v.attempt and v.run_status in ('Running', 'Waiting')
          on conflict (run_id, idx) do nothing returning run_id, idx)
-       select v.n, r.status, r.attempt,
+       select v.n, v.run_status as status, v.run_attempt as attempt,
          exists (select 1 from ins where ins.run_id = v.run_id and ins.idx = v.idx) as inserted,
          (select policies from connections where id = v.connection_id) as policies
-       from v left join code_runs r on r.id = v.run_id order by v.n`,
+       from v order by v.n`,
       [
         JSON.stringify(
           members.map((m, n) => ({
@@ -137,16 +140,17 @@ export const recordOutcomes: BatchKind<OutcomeWrite, void> = {
        g as (select run_id, count(*)::int as n, max(at) as at from v group by run_id),
        seq as (
          update code_runs c set completions = c.completions + g.n, updated_at = g.at
-         from g where c.id = g.run_id returning c.id, c.completions),
+         from g where c.id = g.run_id and c.id = any($2::text[]) returning c.id, c.completions),
        op as (
          update app_operations o set status = v.op_status, result_enc = v.op_result, error_reason = v.op_reason,
            finished_at = v.op_finished
-         from v where v.op_id is not null and o.id = v.op_id)
+         from v where v.op_id is not null and o.id = v.op_id and o.id = any($3::text[]))
        update code_run_calls c set outcome_enc = v.outcome_enc, rejection = v.rejection,
          completed_seq = coalesce(s.completions - g.n + v.k, 0)
        from v join g on g.run_id = v.run_id left join seq s on s.id = v.run_id
-       where c.run_id = v.run_id and c.idx = v.idx`,
-      [JSON.stringify(rows)],
+       where c.run_id = v.run_id and c.idx = v.idx and c.run_id = any($2::text[])`,
+      // The keys again as arrays: `= any(…)` finds the runs and operations by index (see recordCalls).
+      [JSON.stringify(rows), [...place.keys()], members.flatMap((m) => (m.operation ? [m.operation.id] : []))],
     );
     return members.map(() => undefined);
   },
