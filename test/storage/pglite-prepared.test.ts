@@ -1,0 +1,82 @@
+/**
+ * PGlite runs every statement with parameters as a named prepared statement (server/db/pglite-prepared.ts):
+ * a text is prepared once and reused, values and rows come out exactly as PGlite's own query gives them,
+ * errors keep their SQLSTATE fields, a statement whose tables changed shape is prepared again, and a
+ * statement inside a transaction sees that transaction.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Db, openDb } from "@/server/db/client";
+
+let db: Db;
+beforeAll(async () => {
+  db = await openDb({});
+  await db.query(
+    "create table things (id text primary key, n int, big bigint, flag boolean, doc jsonb, tags text[], note text)",
+  );
+});
+afterAll(() => db?.close());
+
+const prepared = async (fragment: string) =>
+  (
+    await db.query<{ n: number }>(
+      "select count(*)::int as n from pg_prepared_statements where statement like $1 and statement not like '%pg_prepared_statements%'",
+      [`%${fragment}%`],
+    )
+  )[0]!.n;
+
+describe("PGlite prepared statements", () => {
+  it("prepares a statement text once and reuses it", async () => {
+    for (let i = 0; i < 5; i++) await db.query("insert into things (id, n) values ($1, $2)", [`p${i}`, i]);
+    const rows = await db.query<{ id: string }>("select id from things where n >= $1 order by id", [3]);
+    expect(rows.map((r) => r.id)).toEqual(["p3", "p4"]);
+    expect(await prepared("insert into things (id, n) values")).toBe(1);
+    expect(await prepared("select id from things where n >=")).toBe(1);
+  });
+
+  it("gives the same values and rows as PGlite's own query (nulls, bigints, booleans, json, arrays)", async () => {
+    const values = ["v1", 7, 9007199254740993n, true, { a: [1, "x", null] }, ["a", "b,c", 'd"e'], null] as const;
+    await db.query("insert into things (id, n, big, flag, doc, tags, note) values ($1, $2, $3, $4, $5, $6, $7)", [
+      ...values,
+    ]);
+    const viaPrepared = await db.query("select * from things where id = $1", ["v1"]);
+    // The same row read by a statement without parameters (PGlite's own query path).
+    const viaQuery = await db.query("select * from things where id = 'v1'");
+    expect(viaPrepared).toEqual(viaQuery);
+    expect(viaPrepared[0]).toMatchObject({ id: "v1", n: 7, flag: true, doc: { a: [1, "x", null] }, note: null });
+    expect(viaPrepared[0]!.tags).toEqual(["a", "b,c", 'd"e']);
+    expect(String(viaPrepared[0]!.big)).toBe("9007199254740993");
+  });
+
+  it("keeps a statement error's SQLSTATE and still works after it", async () => {
+    const error = (await db.query("insert into things (id) values ($1)", ["p0"]).catch((e: unknown) => e)) as {
+      code?: string;
+      constraint?: string;
+    };
+    expect(error.code).toBe("23505");
+    expect(error.constraint).toBe("things_pkey");
+    const bad = (await db.query("select nope from things where id = $1", ["p0"]).catch((e: unknown) => e)) as {
+      code?: string;
+    };
+    expect(bad.code).toBe("42703");
+    expect(await db.query("select n from things where id = $1", ["p1"])).toEqual([{ n: 1 }]);
+  });
+
+  it("prepares a statement again when its table changed shape", async () => {
+    const before = await db.query<Record<string, unknown>>("select * from things where id = $1", ["p2"]);
+    expect(Object.keys(before[0]!)).not.toContain("extra");
+    await db.query("alter table things add column extra text default 'x'");
+    const after = await db.query<Record<string, unknown>>("select * from things where id = $1", ["p2"]);
+    expect(after[0]!.extra).toBe("x");
+  });
+
+  it("runs a transaction's statements in that transaction", async () => {
+    await db
+      .transaction(async (tx) => {
+        await tx.query("update things set n = $1 where id = $2", [100, "p1"]);
+        expect(await tx.query("select n from things where id = $1", ["p1"])).toEqual([{ n: 100 }]);
+        throw new Error("roll back");
+      })
+      .catch(() => undefined);
+    expect(await db.query("select n from things where id = $1", ["p1"])).toEqual([{ n: 1 }]);
+  });
+});
