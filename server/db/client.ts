@@ -4,6 +4,7 @@
  * run the same schema and migrations.
  */
 import "server-only";
+import { createHash } from "node:crypto";
 import { logEvent } from "../log";
 import { checkChannel } from "./pglite-protocol";
 import { openPgliteThread } from "./pglite-remote";
@@ -74,6 +75,38 @@ export async function openDb(options: OpenDbOptions): Promise<Db> {
 
 const POOL_MAX = 10;
 
+interface Queryable {
+  query(sql: string, params?: unknown[]): Promise<{ rows: unknown[] }>;
+  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
+}
+
+/** "cached plan must not change result type": a prepared statement's tables changed shape. */
+const PLAN_CHANGED = "0A000";
+/** Statement texts that run as named prepared statements (each connection prepares one once). */
+const MAX_NAMED = 500;
+const names = new Map<string, string>();
+
+/**
+ * The name a statement with parameters is prepared under on every connection (Postgres plans it once
+ * per connection and may keep a generic plan, instead of parsing and planning it on every use), or
+ * undefined beyond MAX_NAMED distinct texts (those run unnamed, so a connection's statements stay bounded).
+ */
+function statementName(sql: string): string | undefined {
+  const known = names.get(sql);
+  if (known || names.size >= MAX_NAMED) return known;
+  const name = `openbot_${createHash("sha256").update(sql).digest("hex").slice(0, 24)}`;
+  names.set(sql, name);
+  return name;
+}
+
+let renamed = 0;
+/** After a stale plan: the text is prepared afresh under a new name on each connection as it next runs it. */
+function renameStatement(sql: string): void {
+  renamed += 1;
+  const name = names.get(sql);
+  if (name) names.set(sql, `${name.slice(0, 33)}_${renamed}`);
+}
+
 async function openPostgres(url: string): Promise<Db> {
   const pgModule = await import("pg");
   const Pool = pgModule.default?.Pool ?? (pgModule as unknown as { Pool: typeof import("pg").Pool }).Pool;
@@ -120,15 +153,25 @@ async function openPostgres(url: string): Promise<Db> {
   const counts = newStats();
   const stats = () => ({ ...counts });
   const over =
-    (client: { query: (sql: string, params?: unknown[]) => Promise<{ rows: unknown[] }> }): Db["query"] =>
+    (client: Queryable, prepare = false): Db["query"] =>
     async <T>(sql: string, params: unknown[] = []) => {
       counts.statements += 1;
       counts.roundTrips += 1;
-      return (await client.query(sql, params)).rows as T[];
+      // Not inside a transaction: a stale prepared statement's error would abort it, leaving no retry.
+      const name = prepare && params.length > 0 ? statementName(sql) : undefined;
+      if (!name) return (await client.query(sql, params)).rows as T[];
+      try {
+        return (await client.query({ name, text: sql, values: params })).rows as T[];
+      } catch (error) {
+        // Prepared on this connection before its tables changed shape (another instance migrated): once unnamed.
+        if ((error as { code?: unknown }).code !== PLAN_CHANGED) throw error;
+        renameStatement(sql);
+        return (await client.query(sql, params)).rows as T[];
+      }
     };
   return {
     kind: "postgres",
-    query: over(pool),
+    query: over(pool, true),
     async transaction(fn) {
       const client = await pool.connect();
       counts.transactions += 1;
