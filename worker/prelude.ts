@@ -221,27 +221,36 @@ function takeCalls() {
   outbox = []; outboxLength = 0;
   return text;
 }
+// The value is made here, so the call's own promise settles with it: no async function and no extra promise
+// job per call. A result is JSON text, or a large result the host decoded already, boxed in { v } with a null
+// prototype; a rejection's value is the host's error envelope. Whatever throws while making it rejects the call.
 function settle(slot, which, value) {
   const entry = apply(MapGet, slots, [slot]);
   if (entry === undefined) return;
   apply(MapDelete, slots, [slot]);
-  apply(entry[which], undefined, [value]);
+  let out;
+  try {
+    out = which === 1 ? lazy("appError")(value) : typeof value === "string" ? JSONParse(value) : value.v;
+  } catch (e) {
+    apply(entry[1], undefined, [e]);
+    return;
+  }
+  apply(entry[which], undefined, [out]);
 }
+function argsText(name, args) {
+  let s = "{}";
+  if (args !== undefined) {
+    s = JSONStringify(args);
+    if (typeof s !== "string") throw new TypeErrorCtor("arguments of apps." + name + " are not JSON-compatible");
+  }
+  if (s.length > config.argsMax) {
+    throw new RangeErrorCtor("arguments of apps." + name + " are too large (" + s.length + " characters, limit " + config.argsMax + ")");
+  }
+  return s;
+}
+// Like an async function: a bad argument (or a throwing toJSON) is a rejected promise, never a throw.
 function invoke(name, args) {
-  return (async function () {
-    let s = "{}";
-    if (args !== undefined) {
-      s = JSONStringify(args);
-      if (typeof s !== "string") throw new TypeErrorCtor("arguments of apps." + name + " are not JSON-compatible");
-    }
-    if (s.length > config.argsMax) {
-      throw new RangeErrorCtor("arguments of apps." + name + " are too large (" + s.length + " characters, limit " + config.argsMax + ")");
-    }
-    let raw;
-    try { raw = await queueCall(name, s); } catch (envelope) { throw lazy("appError")(envelope); }
-    // JSON text, or a large result the host decoded already, boxed in { v } with a null prototype.
-    return typeof raw === "string" ? JSONParse(raw) : raw.v;
-  })();
+  try { return queueCall(name, argsText(name, args)); } catch (e) { return apply(PromiseReject, PromiseCtor, [e]); }
 }
 const callFn = { call(name, args) {
   if (typeof name !== "string" || !apply(MapHas, bindingSet, [name])) {

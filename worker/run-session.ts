@@ -116,11 +116,11 @@ function compilePrelude(ctx: QuickJSContext): QuickJSHandle {
   return configure.value;
 }
 
-/** Takes that carried calls and the calls they carried, over all runs of this engine (for tests). */
-const taken = { takes: 0, calls: 0 };
+/** Takes that carried calls, the calls they carried and the guest's promise jobs run, over all runs (for tests). */
+const taken = { takes: 0, calls: 0, jobs: 0 };
 
-/** How many crossings brought calls out of guests so far, and how many calls they brought. */
-export function callTakeCounts(): { takes: number; calls: number } {
+/** How many crossings brought calls out of guests so far, how many calls they brought, how many jobs ran. */
+export function callTakeCounts(): { takes: number; calls: number; jobs: number } {
   return { ...taken };
 }
 
@@ -311,7 +311,7 @@ export class RunSession {
         if (runtime.hasPendingJob()) {
           const result = this.slice(() => runtime.executePendingJobs());
           if (result.error) this.failFromHandle(result.error);
-          else result.dispose();
+          else taken.jobs += result.value;
           if (this.finishIfHalted()) return;
         }
         this.takeCalls();
@@ -697,11 +697,14 @@ export class RunSession {
     this.settleSlot(slot, BRIDGE.reject, value);
   }
 
-  /** Settles the guest's promise of the call in `slot` with `value` (disposed here). */
+  /**
+   * Settles the guest's promise of the call in `slot` with `value` (disposed here). Runs as a slice: the
+   * prelude parses the result (or builds the error) there, which is guest work under the time limit.
+   */
   private settleSlot(slot: number, op: number, value: QuickJSHandle): void {
     let result: ReturnType<RunSession["callBridge"]>;
     try {
-      result = this.callBridge(op, slot, value);
+      result = this.slice(() => this.callBridge(op, slot, value));
     } finally {
       value.dispose();
     }

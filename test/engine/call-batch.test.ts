@@ -18,7 +18,13 @@ async function counted(code: string) {
   const before = callTakeCounts();
   const outcome = await engine.run(input(code, BINDINGS), host);
   const after = callTakeCounts();
-  return { outcome, host, takes: after.takes - before.takes, calls: after.calls - before.calls };
+  return {
+    outcome,
+    host,
+    takes: after.takes - before.takes,
+    calls: after.calls - before.calls,
+    jobs: after.jobs - before.jobs,
+  };
 }
 
 describe("calls cross in one piece per slice", () => {
@@ -50,6 +56,45 @@ describe("calls cross in one piece per slice", () => {
       "bench.other",
       "bench.echo",
     ]);
+  });
+
+  it("an awaited call costs the guest one promise job: its promise settles with the parsed value", async () => {
+    // Before, each call ran an async function around the queued promise: two jobs per awaited call (41 here).
+    const run = await counted(
+      "let n = 0; for (let i = 0; i < 20; i++) n += (await apps.bench.echo({ i })).i; return n;",
+    );
+    expect(parseValue(run.outcome)).toBe(190);
+    const before = callTakeCounts();
+    await (await getEngine()).run(input("return 1", BINDINGS), fakeHost(echo));
+    const startJobs = callTakeCounts().jobs - before.jobs;
+    expect(run.jobs - startJobs).toBe(20);
+  });
+
+  it("bad arguments and a result the guest cannot parse reject the call's promise, never throw", async () => {
+    const engine = await getEngine();
+    const host = fakeHost((req) =>
+      req.binding === "bench.other"
+        ? { type: "ok", resultJson: "{not json" }
+        : { type: "ok", resultJson: req.argsJson },
+    );
+    const outcome = await engine.run(
+      input(
+        `const seen = [];
+        const bad = { toJSON() { throw new Error("boom"); } };
+        let p;
+        try { p = apps.bench.echo(bad); } catch (e) { seen.push("threw"); }
+        seen.push(p instanceof Promise);
+        try { await p; } catch (e) { seen.push(e.message); }
+        try { await apps.bench.echo({ f() {}, big: 10n }); } catch (e) { seen.push(e.name); }
+        try { await apps.bench.other({}); } catch (e) { seen.push(e.name); }
+        seen.push((await apps.bench.echo({ ok: 1 })).ok);
+        return seen;`,
+        BINDINGS,
+      ),
+      host,
+    );
+    expect(parseValue(outcome)).toEqual([true, "boom", "TypeError", "SyntaxError", 1]);
+    expect(host.calls.map((c) => c.binding)).toEqual(["bench.other", "bench.echo"]);
   });
 
   it("a rejected call and a refused call in the same slice settle the right promises", async () => {
