@@ -18,7 +18,11 @@ export async function* runChanges(
   const runsOfChat = new Set(
     (await db.query<{ id: string }>("select id from code_runs where chat_id = $1", [chatId])).map((r) => r.id),
   );
-  for await (const [event] of on(events, "run", { signal })) {
+  const changes = on(events, "run", { signal });
+  // Listening from here on: one change first, so the page reads the runs as of now. A run that changed
+  // between the page's first read and this subscription (a reload's re-sent result landing) is not missed.
+  yield { runId: null, at: Date.now() };
+  for await (const [event] of changes) {
     const { runId, chatId: of } = event as { runId?: string | null; chatId?: string };
     if (of === chatId && runId) runsOfChat.add(runId);
     if (of === chatId || (runId && runsOfChat.has(runId))) yield { runId: runId ?? null, at: Date.now() };
