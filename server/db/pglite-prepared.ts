@@ -19,18 +19,6 @@ interface Prepared {
   types: number[];
 }
 
-const concat = (parts: Uint8Array[]): Uint8Array => {
-  let size = 0;
-  for (const p of parts) size += p.length;
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-};
-
 /** `run(sql, params)` through named statements of `pg`; the caller serialises statements (one at a time). */
 export function preparedStatements(pg: PGlite): {
   run(sql: string, params: unknown[]): Promise<unknown[]>;
@@ -56,7 +44,7 @@ export function preparedStatements(pg: PGlite): {
     counter += 1;
     const name = `openbot_${counter}`;
     parts.push(wire.parse({ name, text: sql, types: [] }), wire.describe({ type: "S", name }), wire.sync());
-    const { messages } = await pg.execProtocol(concat(parts));
+    const { messages } = await pg.execProtocol(Buffer.concat(parts));
     const described = messages.find((m) => m.name === "parameterDescription") as { dataTypeIDs?: number[] } | undefined;
     const prepared = { name, types: described?.dataTypeIDs ?? [] };
     cache.set(sql, prepared);
@@ -72,7 +60,12 @@ export function preparedStatements(pg: PGlite): {
       return serialize ? serialize(value) : String(value);
     });
     const { messages } = await pg.execProtocol(
-      concat([wire.bind({ statement: name, values }), wire.describe({ type: "P" }), wire.execute({}), wire.sync()]),
+      Buffer.concat([
+        wire.bind({ statement: name, values }),
+        wire.describe({ type: "P" }),
+        wire.execute({}),
+        wire.sync(),
+      ]),
     );
     const [result] = parse.parseResults(messages, pg.parsers);
     return result?.rows ?? [];
@@ -87,7 +80,7 @@ export function preparedStatements(pg: PGlite): {
         // Prepared before its tables changed: prepared again once.
         const stale = cache.get(sql);
         cache.delete(sql);
-        if (stale) await pg.execProtocol(concat([wire.close({ type: "S", name: stale.name }), wire.sync()]));
+        if (stale) await pg.execProtocol(Buffer.concat([wire.close({ type: "S", name: stale.name }), wire.sync()]));
         return execute(sql, params);
       }
     },

@@ -50,3 +50,15 @@ if (postgresUrl) {
 } else {
   console.log("OPENBOT_TEST_DATABASE_URL is not set: the Postgres runs of the storage tests are skipped.");
 }
+
+/**
+ * A fresh database on `backend`, opened; its close and drop are pushed onto `cleanup` (run them in an
+ * afterEach, last in first out).
+ */
+export async function openFresh(backend: Backend, cleanup: (() => Promise<unknown>)[]): Promise<Db> {
+  const fresh = await backend.fresh();
+  const db = await fresh.open();
+  cleanup.push(() => fresh.drop());
+  cleanup.push(() => db.close());
+  return db;
+}

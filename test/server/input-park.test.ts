@@ -98,6 +98,15 @@ describe("a program's call parked on input", () => {
   }, 60_000);
   afterAll(() => t?.close());
 
+  /** GREET run on a new chat and parked on the App's question: its caller, record and operation. */
+  async function parkGreet() {
+    const caller = t.caller(t.admin);
+    const chat = await caller.chats.create({});
+    const record = await caller.codeRuns.runOnServer({ chatId: chat.id, code: GREET });
+    expect(record.status).toBe("Waiting");
+    return { caller, record, op: await parkedOp(t.platform, record.id) };
+  }
+
   it("parks the run (Waiting, no runner slot), stores the question sealed, and the answer is retried once", async () => {
     const caller = t.caller(t.admin);
     const chat = await caller.chats.create({});
@@ -173,12 +182,8 @@ describe("a program's call parked on input", () => {
   });
 
   it("decline: the program's call rejects with AppInputRequired and the App is not asked again", async () => {
-    const caller = t.caller(t.admin);
-    const chat = await caller.chats.create({});
     const before = await stats(t.platform);
-    const record = await caller.codeRuns.runOnServer({ chatId: chat.id, code: GREET });
-    expect(record.status).toBe("Waiting");
-    const op = await parkedOp(t.platform, record.id);
+    const { caller, record, op } = await parkGreet();
     expect((await caller.appOperations.answer({ operationId: op.id, answer: { action: "decline" } })).status).toBe(
       "Failed",
     );
@@ -193,11 +198,7 @@ describe("a program's call parked on input", () => {
   });
 
   it("expiry: past its deadline the sweep ends the question and the program sees AppInputRequired", async () => {
-    const caller = t.caller(t.admin);
-    const chat = await caller.chats.create({});
-    const record = await caller.codeRuns.runOnServer({ chatId: chat.id, code: GREET });
-    expect(record.status).toBe("Waiting");
-    const op = await parkedOp(t.platform, record.id);
+    const { caller, record, op } = await parkGreet();
     await sweepRuns(t.platform, Date.now() + INPUT_DEADLINE_MS + 1_000);
     const done = await settled(caller, record.id);
     expect((done.result as { value: unknown }).value).toMatchObject({
@@ -207,12 +208,8 @@ describe("a program's call parked on input", () => {
   });
 
   it("at most once: a retry claimed by a host that then died is Unknown, never sent a second time", async () => {
-    const caller = t.caller(t.admin);
-    const chat = await caller.chats.create({});
     const before = await stats(t.platform);
-    const record = await caller.codeRuns.runOnServer({ chatId: chat.id, code: GREET });
-    expect(record.status).toBe("Waiting");
-    const op = await parkedOp(t.platform, record.id);
+    const { caller, record, op } = await parkGreet();
     // The answer is stored, and a host claims the retry (as the re-run does) ...
     expect(await storeAnswer(t.platform, op.id, { action: "accept", content: { name: "Eve" } })).toBe(true);
     const claimed = await claimRetry(t.platform, op.id);

@@ -9,7 +9,7 @@ import type { Db } from "@/server/db/client";
 import { migrate } from "@/server/db/migrate";
 import { recordCalls, recordOutcomes } from "@/server/services/code-runs/call-writes";
 import { startOperations } from "@/server/services/operation-writes";
-import { BACKENDS } from "../helpers/databases";
+import { BACKENDS, openFresh } from "../helpers/databases";
 
 const cleanup: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -17,10 +17,7 @@ afterEach(async () => {
 });
 
 async function freshDb(backend: (typeof BACKENDS)[number]): Promise<Db> {
-  const fresh = await backend.fresh();
-  const db = await fresh.open();
-  cleanup.push(() => fresh.drop());
-  cleanup.push(() => db.close());
+  const db = await openFresh(backend, cleanup);
   await db.query(
     "create table items (seq bigserial primary key, name text not null unique, note text not null check (note <> 'bad'))",
   );

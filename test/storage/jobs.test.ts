@@ -8,7 +8,7 @@ import type { Db } from "@/server/db/client";
 import { migrate } from "@/server/db/migrate";
 import { EventBus } from "@/server/events";
 import { Jobs } from "@/server/jobs";
-import { BACKENDS } from "../helpers/databases";
+import { BACKENDS, openFresh } from "../helpers/databases";
 
 const cleanup: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -16,12 +16,23 @@ afterEach(async () => {
 });
 
 async function freshDb(backend: (typeof BACKENDS)[number]): Promise<Db> {
-  const fresh = await backend.fresh();
-  const db = await fresh.open();
-  cleanup.push(() => fresh.drop());
-  cleanup.push(() => db.close());
+  const db = await openFresh(backend, cleanup);
   await migrate(db);
   return db;
+}
+
+/** Two instances' event buses joined in a cluster on one fresh database (closed after the test). */
+async function twoInstances(backend: (typeof BACKENDS)[number]) {
+  const db = await freshDb(backend);
+  const a = new EventBus();
+  const b = new EventBus();
+  const ca = await joinCluster(db, a, "inst_a");
+  const cb = await joinCluster(db, b, "inst_b");
+  cleanup.push(
+    () => ca.close(),
+    () => cb.close(),
+  );
+  return { db, a, b, cb };
 }
 
 function tracker() {
@@ -112,15 +123,7 @@ describe.each(BACKENDS)("jobs on $name", (backend) => {
   });
 
   it("shared events reach the other instance, its own are not delivered twice, domain events stay home", async () => {
-    const db = await freshDb(backend);
-    const a = new EventBus();
-    const b = new EventBus();
-    const ca = await joinCluster(db, a, "inst_a");
-    const cb = await joinCluster(db, b, "inst_b");
-    cleanup.push(
-      () => ca.close(),
-      () => cb.close(),
-    );
+    const { a, b } = await twoInstances(backend);
     const onB: string[] = [];
     const onA: string[] = [];
     b.on("run-log", ({ line }) => onB.push(line.text));
@@ -138,15 +141,7 @@ describe.each(BACKENDS)("jobs on $name", (backend) => {
   it.runIf(backend.name === "pglite")(
     "on PGlite a shared event reaches the other instance on the same database without a statement",
     async () => {
-      const db = await freshDb(backend);
-      const a = new EventBus();
-      const b = new EventBus();
-      const ca = await joinCluster(db, a, "inst_a");
-      const cb = await joinCluster(db, b, "inst_b");
-      cleanup.push(
-        () => ca.close(),
-        () => cb.close(),
-      );
+      const { db, a, b, cb } = await twoInstances(backend);
       const onB: string[] = [];
       b.on("run", ({ runId }) => onB.push(`run:${runId}`));
       b.on("run-cancel", ({ runId }) => onB.push(`cancel:${runId}`));
