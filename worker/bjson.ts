@@ -22,14 +22,14 @@
 
 /** QuickJS's `BC_VERSION` for this build (the first byte its encoder writes). */
 const FORMAT_VERSION = 5;
-const TAG_NULL = 1;
-const TAG_FALSE = 3;
-const TAG_TRUE = 4;
-const TAG_INT32 = 5;
-const TAG_FLOAT64 = 6;
-const TAG_STRING = 7;
-const TAG_OBJECT = 8;
-const TAG_ARRAY = 9;
+export const TAG_NULL = 1;
+export const TAG_FALSE = 3;
+export const TAG_TRUE = 4;
+export const TAG_INT32 = 5;
+export const TAG_FLOAT64 = 6;
+export const TAG_STRING = 7;
+export const TAG_OBJECT = 8;
+export const TAG_ARRAY = 9;
 /** QuickJS's `JS_ATOM_MAX_INT`: array-index keys up to this are atoms of their own (tagged integers). */
 const ATOM_MAX_INT = 0x7fffffff;
 
@@ -55,6 +55,11 @@ export const SELF_CHECK_JSON = JSON.stringify({
  */
 export function jsonToBinary(text: string, maxDepth: number): [Uint8Array, Uint8Array] | undefined {
   return new Transcoder(text, maxDepth).run();
+}
+
+/** The atom table part of an encoding (version byte, count, atoms), as `jsonToBinary` writes it. */
+export function atomTable(atoms: readonly string[]): Uint8Array {
+  return Transcoder.atomTable(atoms);
 }
 
 /** The parts of `jsonToBinary` joined (for tests and checks). */
@@ -105,6 +110,17 @@ class Transcoder {
     this.leb(this.atomList.length);
     for (const atom of this.atomList) this.stringBody(atom, 0, atom.length, isWide(atom));
     return [this.out.subarray(0, this.pos), body];
+  }
+
+  /** The encoding's first part for these atoms, in table order (for bjson-ascii.ts, which shares the format). */
+  static atomTable(atoms: readonly string[]): Uint8Array {
+    const writer = new Transcoder("", 0);
+    writer.atomList.push(...atoms);
+    writer.out = new Uint8Array(16 + atoms.length * 8);
+    writer.byte(FORMAT_VERSION);
+    writer.leb(atoms.length);
+    for (const atom of atoms) writer.stringBody(atom, 0, atom.length, isWide(atom));
+    return writer.out.subarray(0, writer.pos);
   }
 
   // Output ------------------------------------------------------------------------------------------
@@ -458,7 +474,7 @@ class Transcoder {
 }
 
 /** JSON's two-character escapes: the unit each stands for, by the character after the backslash. */
-const ESCAPES: (number | undefined)[] = [];
+export const ESCAPES: (number | undefined)[] = [];
 ESCAPES[0x22] = 0x22;
 ESCAPES[0x5c] = 0x5c;
 ESCAPES[0x2f] = 0x2f;
@@ -479,7 +495,7 @@ function isDigit(c: number): boolean {
 }
 
 /** The four hex digits at `at` as a number, or -1. */
-function hex4(text: string, at: number): number {
+export function hex4(text: string, at: number): number {
   let value = 0;
   for (let k = at; k < at + 4; k++) {
     const c = text.charCodeAt(k);
@@ -494,7 +510,7 @@ function hex4(text: string, at: number): number {
 }
 
 /** The key as a tagged-integer atom (a canonical array index up to 2^31 − 1), or -1 for a string atom. */
-function arrayIndexAtom(key: string): number {
+export function arrayIndexAtom(key: string): number {
   const n = key.length;
   if (n === 0 || n > 10) return -1;
   const first = key.charCodeAt(0);

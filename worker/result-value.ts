@@ -1,7 +1,8 @@
 /**
  * A large call result reaches the guest as a value decoded from QuickJS's binary object format
  * (`JS_ReadObject`) instead of as JSON text for the guest's own JSON.parse, which is most of a big-result run
- * (worker/PROGRESS.md has the figures). The host transcodes the text (bjson.ts), copies the bytes into the
+ * (worker/PROGRESS.md has the figures). The host transcodes the text (bjson-ascii.ts for all-ASCII text,
+ * else bjson.ts), copies the bytes into the
  * heap and lets QuickJS decode them; the prelude takes the value from a null-prototype box `{ v }` (a string
  * answer is still text). Any failure — not strict JSON, too deep, the heap cannot take the bytes, decoding
  * fails (out of memory), or this QuickJS build writes another format — returns undefined and the caller
@@ -9,6 +10,7 @@
  */
 import type { QuickJSContext, QuickJSHandle } from "quickjs-emscripten-core";
 import { joinParts, jsonToBinary, SELF_CHECK_JSON } from "./bjson";
+import { asciiToBinary, SELF_CHECK_ASCII, transcodeJson } from "./bjson-ascii";
 import { CANONICAL_MAX_DEPTH } from "./canonical-json";
 import type { SandboxModule } from "./quickjs-module";
 
@@ -45,7 +47,7 @@ export function binaryResult(ctx: QuickJSContext, module: SandboxModule, text: s
   if (text.length < BINARY_MIN_CHARS || text.length > BINARY_MAX_CHARS) return undefined;
   const inner = internalsOf(ctx);
   if (!inner || !formatMatches(module)) return undefined;
-  const parts = jsonToBinary(text, CANONICAL_MAX_DEPTH);
+  const parts = transcodeJson(text, CANONICAL_MAX_DEPTH);
   if (!parts) return undefined;
   const value = decode(ctx, inner, module, parts);
   if (!value) return undefined;
@@ -119,7 +121,8 @@ function heapHandle(ctx: QuickJSContext, value: number): QuickJSHandle {
 
 /**
  * Once per module, in a throwaway context (the run's own globals may be the program's by now): QuickJS's
- * encoding of `SELF_CHECK_JSON` parsed by its JSON.parse must equal the transcoder's byte for byte.
+ * encodings of `SELF_CHECK_JSON` (the general transcoder) and `SELF_CHECK_ASCII` (its ASCII fast path)
+ * parsed by its JSON.parse must equal the transcoder's byte for byte.
  */
 function formatMatches(module: SandboxModule): boolean {
   const known = formatChecked.get(module);
@@ -130,7 +133,13 @@ function formatMatches(module: SandboxModule): boolean {
     try {
       const ctx = runtime.newContext();
       try {
-        matches = sameBytes(encodedByQuickJs(ctx), joinParts(jsonToBinary(SELF_CHECK_JSON, CANONICAL_MAX_DEPTH) ?? []));
+        const general = jsonToBinary(SELF_CHECK_JSON, CANONICAL_MAX_DEPTH);
+        const ascii = asciiToBinary(SELF_CHECK_ASCII, CANONICAL_MAX_DEPTH);
+        matches =
+          general !== undefined &&
+          Array.isArray(ascii) &&
+          sameBytes(encodedByQuickJs(ctx, SELF_CHECK_JSON), joinParts(general)) &&
+          sameBytes(encodedByQuickJs(ctx, SELF_CHECK_ASCII), joinParts(ascii));
       } finally {
         ctx.dispose();
       }
@@ -145,8 +154,8 @@ function formatMatches(module: SandboxModule): boolean {
   return matches;
 }
 
-function encodedByQuickJs(ctx: QuickJSContext): Uint8Array {
-  const parsed = ctx.unwrapResult(ctx.evalCode(`JSON.parse(${JSON.stringify(SELF_CHECK_JSON)})`));
+function encodedByQuickJs(ctx: QuickJSContext, text: string): Uint8Array {
+  const parsed = ctx.unwrapResult(ctx.evalCode(`JSON.parse(${JSON.stringify(text)})`));
   try {
     const encoded = ctx.encodeBinaryJSON(parsed);
     try {

@@ -1,5 +1,6 @@
 /**
- * The host's JSON → QuickJS binary transcoder (worker/bjson.ts) and the engine's binary result path
+ * The host's JSON → QuickJS binary transcoder (worker/bjson.ts, its ASCII fast path worker/bjson-ascii.ts)
+ * and the engine's binary result path
  * (worker/result-value.ts): byte-for-byte against the build's own encoder, a seeded round trip over many
  * generated texts (Unicode, escapes, surrogates, numbers, hostile and numeric keys, duplicates, whitespace)
  * compared inside QuickJS with its own JSON.parse (prototypes, key order, descriptors, -0), strict refusal of
@@ -8,6 +9,7 @@
 import type { QuickJSContext, QuickJSHandle } from "quickjs-emscripten-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { joinParts, jsonToBinary, SELF_CHECK_JSON } from "@/worker/bjson";
+import { asciiPathCount, asciiToBinary, NOT_ASCII, SELF_CHECK_ASCII, transcodeJson } from "@/worker/bjson-ascii";
 import { CANONICAL_MAX_DEPTH } from "@/worker/canonical-json";
 import { moduleFor } from "@/worker/quickjs-module";
 import { BINARY_MIN_CHARS, binaryResultCount } from "@/worker/result-value";
@@ -356,9 +358,65 @@ describe("bjson transcoder", () => {
     for (const text of bad) {
       expect(() => JSON.parse(text), text).toThrow();
       expect(jsonToBinary(text, 16), text).toBeUndefined();
+      expect(transcodeJson(text, 16), text).toBeUndefined();
+      // Inside a container too (the fast path parses containers on a stack of its own).
+      expect(transcodeJson(`[0,${text}]`, 16), text).toBeUndefined();
     }
-    expect(jsonToBinary("[[[1]]]", 3)).toBeDefined();
-    expect(jsonToBinary("[[[[1]]]]", 3)).toBeUndefined();
+    for (const transcode of [jsonToBinary, transcodeJson]) {
+      expect(transcode("[[[1]]]", 3)).toBeDefined();
+      expect(transcode("[[[[1]]]]", 3)).toBeUndefined();
+      expect(transcode('{"a":{"b":{"c":1}}}', 3)).toBeDefined();
+      expect(transcode('{"a":{"b":{"c":{}}}}', 3)).toBeUndefined();
+    }
+  });
+});
+
+/** The text with every unit above U+007F written as a `\u` escape (the same JSON value, all ASCII). */
+function asAscii(text: string): string {
+  return text.replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+describe("the transcoder's ASCII fast path", () => {
+  it("writes exactly what the general transcoder writes, over 2,000 generated ASCII texts", () => {
+    const rnd = prng(20261202);
+    let fast = 0;
+    for (let i = 0; i < 2000; i++) {
+      const text = asAscii(space(rnd) + valueText(rnd, 1 + (i % 5)) + space(rnd));
+      const ours = asciiToBinary(text, CANONICAL_MAX_DEPTH);
+      expect(Array.isArray(ours), text.slice(0, 200)).toBe(true);
+      expect(Array.from(joinParts(ours as Uint8Array[])), text.slice(0, 200)).toEqual(
+        Array.from(joinParts(jsonToBinary(text, CANONICAL_MAX_DEPTH) ?? [])),
+      );
+      fast += 1;
+    }
+    expect(fast).toBe(2000);
+  });
+
+  it("writes what this QuickJS build's encoder writes for its self-check text and for rows", () => {
+    const rows = JSON.stringify(
+      Array.from({ length: 3000 }, (_, i) => ({ id: i, name: `user ${i}`, mail: `u${i}@x.example`, score: i % 100 })),
+    );
+    const long = JSON.stringify({ text: "y".repeat(9000), list: Array.from({ length: 200 }, (_, i) => `s${i}`) });
+    for (const text of [SELF_CHECK_ASCII, rows, long, "-0", "[-0,0.5]", '{"a":1,"b":"\\u20ac"}']) {
+      const parsed = quickjsParse(text);
+      try {
+        const ours = asciiToBinary(text, 8);
+        expect(Array.isArray(ours), text.slice(0, 100)).toBe(true);
+        expect(Array.from(joinParts(ours as Uint8Array[])), text.slice(0, 100)).toEqual(
+          Array.from(quickjsEncode(parsed)),
+        );
+      } finally {
+        parsed.dispose();
+      }
+    }
+  });
+
+  it("leaves text with any non-ASCII unit to the general transcoder", () => {
+    for (const text of [SELF_CHECK_JSON, '"\u00e9"', '["a","\u20ac"]', '{"\ud83d\ude00":1}', '"\ud800"']) {
+      expect(asciiToBinary(text, 8), text).toBe(NOT_ASCII);
+      expect(transcodeJson(text, 8), text).toEqual(jsonToBinary(text, 8));
+    }
+    expect(/[^\u0000-\u007f]/.test(SELF_CHECK_ASCII)).toBe(false);
   });
 });
 
@@ -386,6 +444,27 @@ describe("big call results through the engine", () => {
     );
     expect(parseValue(outcome)).toEqual(["", true, true, true, ["7", "__proto__", "then", "rows"], 400]);
     expect(binaryResultCount()).toBe(before + 1);
+  });
+
+  it("reach the program through the ASCII fast path when the text is all ASCII, equal to its JSON.parse", async () => {
+    const rows = Array.from({ length: 400 }, (_, i) => ({ id: i, name: `row ${i}`, euro: "\u20ac", score: i * 0.5 }));
+    const text = asAscii(JSON.stringify({ __proto__x: 0, rows })).replace(
+      '"__proto__x":0',
+      '"__proto__":{"polluted":1},"7":7,"then":1',
+    );
+    expect(/[^\u0000-\u007f]/.test(text)).toBe(false);
+    const engine = await getEngine();
+    const [binaryBefore, asciiBefore] = [binaryResultCount(), asciiPathCount()];
+    const code = `const same = ${SAME_SOURCE};
+      const r = await apps.work_calendar.list_events({});
+      const e = JSON.parse(${JSON.stringify(text)});
+      return [same(r, e, "$"), Object.hasOwn(r, "__proto__"), ({}).polluted === undefined, r.rows[3].euro, r.rows.length];`;
+    const outcome = await engine.run(
+      input(code),
+      fakeHost(() => ({ type: "ok", resultJson: text })),
+    );
+    expect(parseValue(outcome)).toEqual(["", true, true, "\u20ac", 400]);
+    expect([binaryResultCount(), asciiPathCount()]).toEqual([binaryBefore + 1, asciiBefore + 1]);
   });
 
   it("are not disturbed by a program that trapped the prototypes the prelude might touch", async () => {
