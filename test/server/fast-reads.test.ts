@@ -147,6 +147,32 @@ describe("the read-only fast path", () => {
     }
   });
 
+  it("a deny stored by another instance, not yet heard of here, keeps the read's answer from the program", async () => {
+    const admin = t.caller(t.admin);
+    const calendar = (await admin.connections.list()).find((c) => c.slug === "work_calendar")!;
+    // Written as another instance would: the row changes, this instance's registry still says allow.
+    await t.platform.db.query("update connections set policies = $1 where id = $2", [
+      JSON.stringify({ "list-events": "deny" }),
+      calendar.id,
+    ]);
+    const door = atTheDoor();
+    try {
+      const chat = await admin.chats.create({});
+      const run = await admin.codeRuns.runOnServer({
+        chatId: chat.id,
+        code: `try { await apps.work_calendar.list_events({ day: "2026-10-23" }); return "read" } catch (e) { return e.name }`,
+      });
+      expect(run.result).toMatchObject({ _tag: "Completed", value: "AppCallDenied" });
+      // The read went out before the statement saw the stored deny; its answer was dropped unseen, and the
+      // ordinary path recorded the denial (no operation).
+      expect(door.sent.map((s) => s.binding)).toEqual(["work_calendar.list_events"]);
+      expect(run.calls.map((c) => [c.index, c.rejection?.name, c.app])).toEqual([[0, "AppCallDenied", null]]);
+    } finally {
+      door.restore();
+      await t.platform.db.query("update connections set policies = '{}' where id = $1", [calendar.id]);
+    }
+  });
+
   it("a host that dies mid-read leaves nothing: the takeover sends the read again and completes", async () => {
     const door = atTheDoor((b) => b === "work_calendar.list_events");
     try {
