@@ -17,7 +17,7 @@ import { progressRecorder } from "./app-progress";
 import type { Principal } from "./auth";
 import { checkAppCall } from "./capability";
 import { grantFor, recordGrantUse } from "./grants";
-import { startOperations } from "./operation-writes";
+import { type OperationStart, startOperations } from "./operation-writes";
 import { trackRunCall } from "./run-app-calls";
 import { traceCall } from "./run-trace";
 import { isReadOnly, type Provenance, provenance, runReads, taintReason } from "./taint";
@@ -172,7 +172,14 @@ export async function performAppCall(
      * Stores the operation's end instead of the plain update: a program's call writes it in one statement
      * with the call's outcome (journal `recordOutcome`). Not called when the App asks for input.
      */
-    finish?: (operation: FinishedOperation, outcome: CallOutcome) => Promise<void>;
+    finish?: (operation: FinishedOperation, outcome: CallOutcome, start: OperationStart) => Promise<void>;
+    /**
+     * A read-only program call sent before anything is written (code-runs/reads.ts): the operation's start
+     * is not written before sending; `finish` writes it with its end. Only when the App parks the call
+     * (a task, a question) is `start` called first, so the park has its rows. `fingerprint`: the vault
+     * the answer is redacted with (`finish` writes only while it holds).
+     */
+    deferred?: { fingerprint: string; start(start: OperationStart): Promise<void> };
   },
 ): Promise<{ outcome: CallOutcome; operationId: string; parked?: boolean }> {
   const { db } = platform;
@@ -196,24 +203,33 @@ export async function performAppCall(
   // operation row, (for a program's call) the link from the run's call to it, and the vault's fingerprint
   // (which secrets to redact). It is durable before the App hears of the call.
   // A parked call's retry reuses its operation row (app-input.ts).
-  const written = call.resume
-    ? undefined
-    : await batched(db, startOperations, {
-        id: opId,
-        executionId: `exe_${randomUUID()}`,
-        chatId: call.chatId,
-        runId: call.runId,
-        callIndex: call.index,
-        connectionId: call.entry.connectionId,
-        tool: call.entry.name,
-        argsEnc: sealOp("args", call.argsJson),
-        startedAt: Date.now(),
-      });
+  const start: OperationStart = {
+    id: opId,
+    executionId: `exe_${randomUUID()}`,
+    chatId: call.chatId,
+    runId: call.runId,
+    callIndex: call.index,
+    connectionId: call.entry.connectionId,
+    tool: call.entry.name,
+    argsEnc: call.resume ? "" : sealOp("args", call.argsJson),
+    startedAt: Date.now(),
+  };
+  const written = call.resume || call.deferred ? undefined : await batched(db, startOperations, start);
+  // A deferred start is written before the rows a park updates.
+  let deferred = call.deferred;
+  const started = async () => {
+    const d = deferred;
+    deferred = undefined;
+    if (d) await d.start(start);
+  };
   let outcome: CallOutcome;
   let stored: unknown;
   let status: "Completed" | "Failed";
   let errorReason: string | null = null;
-  const secrets = [...substituted.secrets, ...(await knownSecrets(platform, written?.fingerprint))];
+  const secrets = [
+    ...substituted.secrets,
+    ...(await knownSecrets(platform, written?.fingerprint ?? call.deferred?.fingerprint)),
+  ];
   const traced = await traceCall(platform, call, () => JSON.stringify(redact(substituted.args, secrets)));
   const sentAt = performance.now();
   let answer = "ok";
@@ -256,6 +272,7 @@ export async function performAppCall(
       ? new AppCallError(raw.reason, redact(raw.message, secrets), redact(raw.result, secrets), raw.input)
       : undefined;
     if (raw?.reason === "task_started" && raw.task) {
+      await started();
       await parkOnTask(platform, opId, call, raw.task, sealOp, secrets);
       const outcome = failedOutcome("task_started", `${call.entry.binding} runs as a task; its result comes later.`);
       traced?.end(outcome);
@@ -270,6 +287,7 @@ export async function performAppCall(
           requestedSchema: redact(parked.question.requestedSchema, secrets),
           ...(parked.question.url ? { url: redact(parked.question.url, secrets) } : {}),
         };
+        await started();
         await parkOperation(platform, opId, { question, state: parked.state });
         platform.events.emit("run", { runId: call.runId, chatId: call.chatId });
         const outcome = inputOutcome(call.entry.binding, opId, question.message);
@@ -286,6 +304,7 @@ export async function performAppCall(
       };
       // An older server's elicitation/create: the App holds the request open, so this pause lives only as
       // long as this process and the App's own deadline (see settleInput and answerPendingInput).
+      await started();
       await db.query(
         "update app_operations set status = 'InputRequired', input_id = $1, input_enc = $2, input_expires_at = $3 where id = $4",
         [
@@ -322,7 +341,7 @@ export async function performAppCall(
     errorReason,
     finishedAt: Date.now(),
   };
-  if (call.finish) await call.finish(finished, outcome);
+  if (call.finish) await call.finish(finished, outcome, start);
   else
     await db.query(
       "update app_operations set status = $1, result_enc = $2, error_reason = $3, finished_at = $4 where id = $5",

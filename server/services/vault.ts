@@ -300,6 +300,11 @@ export async function knownSecrets(platform: Platform, fingerprint?: string): Pr
   return secrets;
 }
 
+/** The fingerprint `knownSecrets` last decrypted the vault at (undefined: not yet); a read sent before any write redacts with it and writes only while it holds (code-runs/reads.ts). */
+export function cachedVaultFingerprint(platform: Platform): string | undefined {
+  return caches.get(platform)?.fingerprint;
+}
+
 /** `redact` against every secret the vault knows (see `knownSecrets`). */
 export async function redactKnown<T>(platform: Platform, value: T): Promise<T> {
   return redact(value, await knownSecrets(platform));

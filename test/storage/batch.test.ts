@@ -7,8 +7,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type BatchKind, batched, batchStats } from "@/server/db/batch";
 import type { Db } from "@/server/db/client";
 import { migrate } from "@/server/db/migrate";
-import { recordCalls, recordOutcomes } from "@/server/services/code-runs/call-writes";
+import { type ReadWrite, recordCalls, recordOutcomes, recordReads } from "@/server/services/code-runs/call-writes";
 import { startOperations } from "@/server/services/operation-writes";
+import { VAULT_FINGERPRINT } from "@/server/services/vault";
 import { BACKENDS, openFresh } from "../helpers/databases";
 
 const cleanup: (() => Promise<unknown>)[] = [];
@@ -221,6 +222,118 @@ describe.each(BACKENDS)("the journal's group writes on $name", (backend) => {
   });
 
   /**
+   * A read sent before anything was written (code-runs/reads.ts): its record, outcome, place in the
+   * completion order and ended operation in one statement for every member, and nothing at all for a
+   * member whose run is stopped or at another attempt, whose index is recorded, whose tool the stored
+   * policy no longer allows, or whose answer was redacted against an older vault.
+   */
+  it("writes reads of several runs together with their operations, and nothing for a member it refuses", async () => {
+    const db = await freshDb(backend);
+    await withRuns(db, ["r1", "r2", "r3"]);
+    await db.query("update code_runs set status = 'Cancelled' where id = 'r3'");
+    await db.query(
+      `insert into connections (id, name, slug, transport, enabled, policies, builtin, created_at, updated_at)
+       values ('k1', 'K', 'k', '{}', true, '{"edit":"allow","shut":"deny","odd":"maybe"}', null, 0, 0)`,
+    );
+    const fingerprint = (await db.query<{ fingerprint: string }>(`select ${VAULT_FINGERPRINT} as fingerprint`))[0]
+      ?.fingerprint;
+    // An outcome of the ordinary path for r1, in flight together with the reads: one completion order.
+    await batched(db, recordCalls, call("r1", 0));
+    const read = (runId: string, index: number, over: Partial<ReadWrite> = {}): ReadWrite => ({
+      ...call(runId, index),
+      connectionId: "k1",
+      tool: "list",
+      defaultPolicy: "allow",
+      fingerprint: fingerprint!,
+      outcomeEnc: `o-${runId}-${index}`,
+      at: 7,
+      operation: {
+        id: `op-${runId}-${index}`,
+        executionId: `exe-${runId}-${index}`,
+        chatId: "c1",
+        argsEnc: "a",
+        startedAt: 3,
+        status: "Completed",
+        resultEnc: "r",
+        errorReason: null,
+        finishedAt: 6,
+      },
+      ...over,
+    });
+    const written = await Promise.all([
+      batched(db, recordOutcomes, { runId: "r1", index: 0, outcomeEnc: "o0", rejection: null, at: 5 }),
+      batched(db, recordReads, read("r1", 1)),
+      batched(db, recordReads, read("r2", 0, { tool: "odd" })), // not a policy: the default (allow) holds
+      batched(db, recordReads, read("r1", 2)),
+      batched(db, recordReads, read("r1", 0)), // recorded by the ordinary path above
+      batched(db, recordReads, read("r2", 1, { attempt: 2 })),
+      batched(db, recordReads, read("r3", 0)),
+      batched(db, recordReads, read("r2", 2, { tool: "shut" })),
+      batched(db, recordReads, read("r2", 3, { tool: "new", defaultPolicy: "ask" })),
+      batched(db, recordReads, read("r2", 4, { fingerprint: "older" })),
+      batched(db, recordReads, read("r2", 5, { connectionId: "gone" })),
+      batched(db, recordReads, read("nope", 0)),
+    ]);
+    expect(written.slice(1).map((w) => w!.inserted)).toEqual([
+      true,
+      true,
+      true,
+      false,
+      false,
+      false,
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
+    expect(written[5]).toEqual({ status: "Running", attempt: 1, inserted: false });
+    expect(written[6]).toEqual({ status: "Cancelled", attempt: 1, inserted: false });
+    expect(written[11]).toEqual({ status: null, attempt: null, inserted: false });
+    const calls = await db.query<{ run_id: string; idx: number; outcome_enc: string; operation_id: string | null }>(
+      "select run_id, idx, outcome_enc, operation_id from code_run_calls order by run_id, idx",
+    );
+    expect(calls).toEqual([
+      { run_id: "r1", idx: 0, outcome_enc: "o0", operation_id: null },
+      { run_id: "r1", idx: 1, outcome_enc: "o-r1-1", operation_id: "op-r1-1" },
+      { run_id: "r1", idx: 2, outcome_enc: "o-r1-2", operation_id: "op-r1-2" },
+      { run_id: "r2", idx: 0, outcome_enc: "o-r2-0", operation_id: "op-r2-0" },
+    ]);
+    const seqs = await db.query<{ run_id: string; idx: number; completed_seq: number }>(
+      "select run_id, idx, completed_seq from code_run_calls order by run_id, completed_seq",
+    );
+    // Places are unique within a run, also with the ordinary path's outcome in flight beside the reads
+    // (a refused member may leave a gap, never a repeat); r1's two reads keep the order they came in.
+    for (const id of ["r1", "r2"]) {
+      const own = seqs.filter((r) => r.run_id === id).map((r) => Number(r.completed_seq));
+      expect(new Set(own).size).toBe(own.length);
+      expect(own.every((k) => k > 0)).toBe(true);
+    }
+    const place = (idx: number) => Number(seqs.find((r) => r.run_id === "r1" && r.idx === idx)?.completed_seq);
+    expect(place(1)).toBeLessThan(place(2));
+    const ops = await db.query<Record<string, unknown>>(
+      `select id, execution_id, chat_id, run_id, call_index, connection_id, tool, status, args_enc, started_at,
+         result_enc, error_reason, finished_at from app_operations order by id`,
+    );
+    expect(ops.map((o) => o.id)).toEqual(["op-r1-1", "op-r1-2", "op-r2-0"]);
+    expect({ ...ops[0], started_at: Number(ops[0]!.started_at), finished_at: Number(ops[0]!.finished_at) }).toEqual({
+      id: "op-r1-1",
+      execution_id: "exe-r1-1",
+      chat_id: "c1",
+      run_id: "r1",
+      call_index: 1,
+      connection_id: "k1",
+      tool: "list",
+      status: "Completed",
+      args_enc: "a",
+      started_at: 3,
+      result_enc: "r",
+      error_reason: null,
+      finished_at: 6,
+    });
+  });
+
+  /**
    * Each member's rows are found through their keys' indexes: a join the planner is free to choose was a
    * hash join over every run and every call (on PGlite, without autovacuum's statistics), a cost that grew
    * with the tables. Checked on the plans of the three statements with 2,000 runs and 40,000 calls stored.
@@ -270,7 +383,28 @@ describe.each(BACKENDS)("the journal's group writes on $name", (backend) => {
       }),
       batched(spy, recordOutcomes, { runId: "g1998", index: 20, outcomeEnc: "o", rejection: null, at: 5 }),
     ]);
-    expect(seen).toHaveLength(3);
+    const fingerprint = (await db.query<{ fingerprint: string }>(`select ${VAULT_FINGERPRINT} as fingerprint`))[0]
+      ?.fingerprint;
+    await batched(spy, recordReads, {
+      ...call("g1997", 20),
+      tool: "t",
+      defaultPolicy: "allow",
+      fingerprint: fingerprint!,
+      outcomeEnc: "o",
+      at: 5,
+      operation: {
+        id: "op2",
+        executionId: "exe_op2",
+        chatId: "c1",
+        argsEnc: "a",
+        startedAt: 1,
+        status: "Completed",
+        resultEnc: "r",
+        errorReason: null,
+        finishedAt: 2,
+      },
+    });
+    expect(seen).toHaveLength(4);
     for (const { sql, params } of seen) {
       // `explain` plans the statement without running it again.
       const plan = (await db.query<Record<string, string>>(`explain ${sql}`, params))

@@ -1,10 +1,12 @@
 /**
- * The journal's two writes per nested call as group-commit kinds (server/db/batch.ts): the call's record
- * (before anything is sent) and its outcome (before the program sees it). Calls of many runs arriving
- * together are written by one statement each, every caller getting its own row back.
+ * The journal's writes per nested call as group-commit kinds (server/db/batch.ts): the call's record
+ * (before anything is sent) and its outcome (before the program sees it); for a read sent before any write
+ * (reads.ts), its record, operation and outcome at once. Calls of many runs arriving together are written
+ * by one statement each, every caller getting its own row back.
  */
 import "server-only";
 import type { BatchKind } from "../../db/batch";
+import { VAULT_FINGERPRINT } from "../vault";
 import type { RunRow } from "./rows";
 
 export interface CallRecord {
@@ -153,5 +155,140 @@ export const recordOutcomes: BatchKind<OutcomeWrite, void> = {
       [JSON.stringify(rows), [...place.keys()], members.flatMap((m) => (m.operation ? [m.operation.id] : []))],
     );
     return members.map(() => undefined);
+  },
+};
+
+export interface ReadWrite {
+  runId: string;
+  index: number;
+  binding: string;
+  source: string;
+  argsEnc: string;
+  digest: string;
+  createdAt: number;
+  /** The attempt the host runs: written only while it is the run's attempt and the run runs. */
+  attempt: number;
+  connectionId: string;
+  /** The tool's name and its policy without an admin's override: the stored policy must still allow it. */
+  tool: string;
+  defaultPolicy: string;
+  /** The vault's fingerprint the answer was redacted with: written only while the vault is still that. */
+  fingerprint: string;
+  outcomeEnc: string;
+  at: number;
+  operation: {
+    id: string;
+    executionId: string;
+    chatId: string | null;
+    argsEnc: string;
+    startedAt: number;
+    status: string;
+    resultEnc: string;
+    errorReason: string | null;
+    finishedAt: number;
+  };
+}
+
+export interface ReadWritten {
+  /** null: no such run. */
+  status: RunRow["status"] | null;
+  attempt: number | null;
+  /** Written now; false: the run is not running at this attempt, the index was recorded before, the stored policy no longer allows the tool, or the vault changed. */
+  inserted: boolean;
+}
+
+/**
+ * A read-only call sent before anything was written (reads.ts): its record with its outcome and its place
+ * in the run's completion order, and its App operation already ended, in ONE statement for every member.
+ * Nothing is written for a member whose run is not running at its attempt, whose index is recorded,
+ * whose tool the stored policy no longer allows, or whose answer was redacted with an older vault.
+ */
+export const recordReads: BatchKind<ReadWrite, ReadWritten> = {
+  name: "record-reads",
+  key: (m) => `${m.runId}:${m.index}`,
+  size: (m) => m.argsEnc.length + m.source.length + m.outcomeEnc.length + m.operation.resultEnc.length,
+  async run(db, members) {
+    const rows = await db.query<{
+      n: number;
+      status: RunRow["status"] | null;
+      attempt: number | null;
+      inserted: boolean;
+    }>(
+      // Runs and connections are looked up by key (lateral subqueries, see recordCalls). The counter moves
+      // by the members that may be written; one that then meets a recorded index leaves a gap in the order.
+      `with v as (
+         select v.*, r.status as run_status, r.attempt as run_attempt,
+           (select policies from connections where id = v.connection_id) as policies
+         from json_to_recordset($1::json) as v(n int, run_id text, idx int, binding text, source text,
+           args_enc text, args_digest text, created_at bigint, attempt int, connection_id text, tool text,
+           default_policy text, fingerprint text, outcome_enc text, at bigint, op_id text, execution_id text,
+           chat_id text, op_args text, started_at bigint, op_status text, op_result text, op_reason text,
+           finished_at bigint)
+         left join lateral (select status, attempt from code_runs where id = v.run_id offset 0) r on true),
+       fp as (select ${VAULT_FINGERPRINT} as f),
+       ok as (
+         select v.*, row_number() over (partition by v.run_id order by v.n)::int as k from v, fp
+         where v.run_attempt = v.attempt and v.run_status in ('Running', 'Waiting') and v.fingerprint = fp.f
+           and v.policies is not null
+           and (case when v.policies::jsonb ->> v.tool in ('allow', 'ask', 'deny') then v.policies::jsonb ->> v.tool
+                else v.default_policy end) = 'allow'),
+       g as (select run_id, count(*)::int as n, max(at) as at from ok group by run_id),
+       seq as (
+         update code_runs c set completions = c.completions + g.n, updated_at = g.at
+         from g where c.id = g.run_id and c.id = any($2::text[]) returning c.id, c.completions),
+       ins as (
+         insert into code_run_calls (run_id, idx, binding, source, args_enc, args_digest, created_at, outcome_enc,
+           completed_seq, operation_id)
+         select ok.run_id, ok.idx, ok.binding, ok.source, ok.args_enc, ok.args_digest, ok.created_at, ok.outcome_enc,
+           s.completions - g.n + ok.k, ok.op_id
+         from ok join g on g.run_id = ok.run_id join seq s on s.id = ok.run_id
+         on conflict (run_id, idx) do nothing returning run_id, idx),
+       op as (
+         insert into app_operations (id, execution_id, chat_id, run_id, call_index, connection_id, tool, status,
+           args_enc, started_at, result_enc, error_reason, finished_at)
+         select ok.op_id, ok.execution_id, ok.chat_id, ok.run_id, ok.idx, ok.connection_id, ok.tool, ok.op_status,
+           ok.op_args, ok.started_at, ok.op_result, ok.op_reason, ok.finished_at
+         from ok join ins on ins.run_id = ok.run_id and ins.idx = ok.idx)
+       select v.n, v.run_status as status, v.run_attempt as attempt,
+         exists (select 1 from ins where ins.run_id = v.run_id and ins.idx = v.idx) as inserted
+       from v order by v.n`,
+      [
+        JSON.stringify(
+          members.map((m, n) => ({
+            n,
+            run_id: m.runId,
+            idx: m.index,
+            binding: m.binding,
+            source: m.source,
+            args_enc: m.argsEnc,
+            args_digest: m.digest,
+            created_at: m.createdAt,
+            attempt: m.attempt,
+            connection_id: m.connectionId,
+            tool: m.tool,
+            default_policy: m.defaultPolicy,
+            fingerprint: m.fingerprint,
+            outcome_enc: m.outcomeEnc,
+            at: m.at,
+            op_id: m.operation.id,
+            execution_id: m.operation.executionId,
+            chat_id: m.operation.chatId,
+            op_args: m.operation.argsEnc,
+            started_at: m.operation.startedAt,
+            op_status: m.operation.status,
+            op_result: m.operation.resultEnc,
+            op_reason: m.operation.errorReason,
+            finished_at: m.operation.finishedAt,
+          })),
+        ),
+        // The runs again as an array: `= any(…)` finds them by index (see recordCalls).
+        [...new Set(members.map((m) => m.runId))],
+      ],
+    );
+    const byN = new Map(rows.map((r) => [Number(r.n), r]));
+    return members.map((_, n) => {
+      const r = byN.get(n);
+      return { status: r?.status ?? null, attempt: r?.attempt ?? null, inserted: r?.inserted === true };
+    });
   },
 };

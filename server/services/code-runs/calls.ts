@@ -10,18 +10,25 @@ import { requirePermission } from "../auth";
 import type { ServiceContext } from "../context";
 import { requestDecision } from "../decisions";
 import { awaitDecision, decideCall, recordOutcome } from "./journal";
+import { readAtOnce } from "./reads";
 import { open } from "./rows";
 
 /**
  * One nested call of a running program. The answer is the call's outcome (sent now or replayed from
- * the record), a pause for a decision, or a stop.
+ * the record), a pause for a decision, or a stop. `firstNew`: the attempt's host knows the record had no
+ * index from this one on when the attempt began (runs.ts): a read-only call there may take the fast path.
  */
 export async function handleCall(
   ctx: ServiceContext,
   runId: string,
   attempt: number,
   call: CallRequest,
+  firstNew?: number,
 ): Promise<HostCallAnswer> {
+  if (firstNew !== undefined && call.index >= firstNew) {
+    const answered = await readAtOnce(ctx, runId, attempt, call);
+    if (answered) return answered;
+  }
   const step = await decideCall(ctx, runId, attempt, call);
   if (step.type === "answer") return step.outcome;
   if (step.type !== "send") return step;

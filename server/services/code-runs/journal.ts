@@ -21,13 +21,20 @@ import { failRun } from "./endings";
 import { type CallRow, open, type RunRow, runForCall, seal } from "./rows";
 import { unknownStep } from "./unknown";
 
-/** The recorded outcomes of a run and the order they completed in: what a re-run replays. */
-export async function replayLog(ctx: ServiceContext, runId: string): Promise<RunTicket["input"]["replay"]> {
-  const rows = await ctx.platform.db.query<CallRow>(
-    "select * from code_run_calls where run_id = $1 and outcome_enc is not null order by idx",
-    [runId],
-  );
-  if (rows.length === 0) return undefined;
+/**
+ * The recorded outcomes of a run and the order they completed in: what a re-run replays. `next`: the
+ * first index past every recorded call, with or without an outcome (nothing at or after it is recorded).
+ */
+export async function replayLog(
+  ctx: ServiceContext,
+  runId: string,
+): Promise<{ log: RunTicket["input"]["replay"]; next: number }> {
+  const all = await ctx.platform.db.query<CallRow>("select * from code_run_calls where run_id = $1 order by idx", [
+    runId,
+  ]);
+  const next = all.length === 0 ? 0 : all[all.length - 1]!.idx + 1;
+  const rows = all.filter((r) => r.outcome_enc !== null);
+  if (rows.length === 0) return { log: undefined, next };
   const calls: RecordedCall[] = rows.map((r) => ({
     index: r.idx,
     binding: r.binding,
@@ -35,7 +42,7 @@ export async function replayLog(ctx: ServiceContext, runId: string): Promise<Run
     outcome: open<CallOutcome>(ctx, "code_run_calls", `${runId}:${r.idx}`, "outcome", r.outcome_enc!),
   }));
   const completionOrder = [...rows].sort((a, b) => (a.completed_seq ?? 0) - (b.completed_seq ?? 0)).map((r) => r.idx);
-  return { calls, completionOrder };
+  return { log: { calls, completionOrder }, next };
 }
 
 /**

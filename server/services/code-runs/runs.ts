@@ -111,7 +111,7 @@ async function createRun(
     await failRun(ctx, id, "Unavailable", "Code Mode is off: an admin can turn it on in Admin → Settings.", []);
     return { runId: id, ticket: null };
   }
-  return { runId: id, ticket: await ticketFrom(ctx, written, code, async () => undefined) };
+  return { runId: id, ticket: await ticketFrom(ctx, written, code, async () => ({ log: undefined, next: 0 })) };
 }
 
 /** What a host needs to run the run's current attempt; null when the program cannot even start (the run is failed). */
@@ -126,11 +126,18 @@ type TicketSource = Pick<
   "id" | "attempt" | "language" | "run_time" | "seed" | "limits" | "bindings" | "vault_names"
 >;
 
+/**
+ * The first index of a ticket's attempt that the record had nothing at or after when the ticket was made
+ * (journal `replayLog`): this instance's server runner sends read-only calls from there on before writing
+ * (reads.ts). A ticket without one (a page's, or made elsewhere) takes the ordinary path for every call.
+ */
+const firstNewOf = new WeakMap<RunTicket, number>();
+
 async function ticketFrom(
   ctx: ServiceContext,
   run: TicketSource,
   source: string,
-  replay: () => Promise<RunTicket["input"]["replay"]>,
+  replay: () => Promise<{ log: RunTicket["input"]["replay"]; next: number }>,
 ): Promise<RunTicket | null> {
   let js = source;
   if (run.language === "typescript") {
@@ -141,7 +148,8 @@ async function ticketFrom(
     }
     js = out.code;
   }
-  return {
+  const recorded = await replay();
+  const ticket: RunTicket = {
     runId: run.id,
     attempt: run.attempt,
     input: {
@@ -155,9 +163,11 @@ async function ticketFrom(
         : ctx.principal
           ? await vaultNames(ctx.platform, ctx.principal)
           : [],
-      replay: await replay(),
+      replay: recorded.log,
     },
   };
+  firstNewOf.set(ticket, recorded.next);
+  return ticket;
 }
 
 /**
@@ -314,10 +324,12 @@ export async function runTicketOnServer(
     const outcome = await traceAttempt(ctx.platform, ticket, () =>
       ctx.platform.runner.run(ticket.input, {
         call: (req) =>
-          handleCall(ctx, ticket.runId, ticket.attempt, req).catch((error: unknown): HostCallAnswer => {
-            logFailure("code_run_call_failed", error, { runId: ticket.runId, index: req.index });
-            return { type: "stop", reason: "Unavailable", message: "OpenBot could not store this call." };
-          }),
+          handleCall(ctx, ticket.runId, ticket.attempt, req, firstNewOf.get(ticket)).catch(
+            (error: unknown): HostCallAnswer => {
+              logFailure("code_run_call_failed", error, { runId: ticket.runId, index: req.index });
+              return { type: "stop", reason: "Unavailable", message: "OpenBot could not store this call." };
+            },
+          ),
         onLog: (line) => ctx.platform.events.emit("run-log", { runId: ticket.runId, line }),
         signal: controller.signal,
       }),
