@@ -49,9 +49,11 @@ export function spawnNodeWorker(
 ): WorkerPort {
   // Built apart by esbuild: the bundler must not try to follow this worker (it is not its module).
   const WorkerThread = Worker;
+  // Set by the worker when its next run's context is ready (worker-host.ts `setPrepared`); read by `isPrepared`.
+  const prepared = typeof SharedArrayBuffer === "function" ? new Int32Array(new SharedArrayBuffer(4)) : undefined;
   const worker = new WorkerThread(/* turbopackIgnore: true */ scriptPath, {
     resourceLimits: { stackSizeMb: NODE_WORKER_STACK_MB },
-    workerData: wasmModule ? { wasmModule } : undefined,
+    workerData: { wasmModule, prepared: prepared?.buffer },
   });
   worker.unref();
   let terminated = false;
@@ -68,6 +70,7 @@ export function spawnNodeWorker(
     post: (message) => worker.postMessage(message),
     onMessage: (listener) => worker.on("message", listener),
     onError: (listener) => errorListeners.push(listener),
+    isPrepared: prepared && (() => Atomics.load(prepared, 0) === 1),
     terminate: () => {
       terminated = true;
       void worker.terminate();

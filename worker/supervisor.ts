@@ -26,6 +26,8 @@ export interface WorkerPort {
   onMessage(listener: (message: unknown) => void): void;
   onError(listener: (error: unknown) => void): void;
   terminate(): void;
+  /** Whether the idle worker has freed its last run and prepared the next context (where the port can tell). */
+  isPrepared?(): boolean;
 }
 
 export interface SupervisorOptions {
@@ -108,6 +110,15 @@ class PooledWorker {
       });
     });
     this.ready.catch(() => undefined);
+  }
+
+  /** True when the port says the worker's next context is ready; false when it cannot tell. */
+  prepared(): boolean {
+    try {
+      return this.port.isPrepared?.() === true;
+    } catch {
+      return false;
+    }
   }
 
   /** Terminates the worker; a run still in progress fails `Unavailable`. */
@@ -370,9 +381,11 @@ export class SandboxSupervisor {
   }
 
   /**
-   * The idle worker released second most recently, or the only one. Not the last released: it posted its
-   * outcome moments ago and is probably still preparing its next context. Not the longest idle either: each
-   * worker has its own JIT, so spreading back-to-back runs over all of them keeps every one cold.
+   * The idle worker released most recently among those whose port says they are prepared (freed the last run
+   * and compiled the next context: a run sent to a worker still doing that waits behind it, ~1–3 ms).
+   * Without such a worker (or a port that can tell), the one released second most recently, or the only one:
+   * the last released posted its outcome moments ago and is probably still preparing. Not the longest idle:
+   * each worker has its own JIT, so spreading back-to-back runs over all of them keeps every one cold.
    */
   private takeIdle(): PooledWorker | undefined {
     for (let i = this.idle.length - 1; i >= 0; i--) {
@@ -383,6 +396,9 @@ export class SandboxSupervisor {
       }
     }
     if (this.idle.length === 0) return undefined;
+    for (let i = this.idle.length - 1; i >= 0; i--) {
+      if ((this.idle[i] as PooledWorker).prepared()) return this.idle.splice(i, 1)[0];
+    }
     return this.idle.splice(Math.max(0, this.idle.length - 2), 1)[0];
   }
 

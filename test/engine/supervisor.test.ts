@@ -437,3 +437,72 @@ describe("the busy-time watchdog", () => {
     });
   }
 });
+
+describe("prepared workers", () => {
+  it("a worker thread says, through shared memory, when its next context is ready, and not while it runs", async () => {
+    let port: WorkerPort | undefined;
+    const local = new SandboxSupervisor({
+      spawn: () => {
+        port = spawnNodeWorker();
+        return port;
+      },
+      maxWorkers: 1,
+    });
+    try {
+      expect(parseValue(await local.run(input("return 1"), fakeHost()))).toBe(1);
+      const worker = port as WorkerPort;
+      expect(worker.isPrepared).toBeTypeOf("function");
+      await vi.waitFor(() => expect(worker.isPrepared?.()).toBe(true), { timeout: 20_000 });
+      const host = gatedHost();
+      const running = local.run(input(GATED(7)), host);
+      await vi.waitFor(() => expect(host.started).toEqual([7]), { timeout: 20_000 });
+      expect(worker.isPrepared?.()).toBe(false);
+      host.release();
+      expect(parseValue(await running)).toBe(7);
+      await vi.waitFor(() => expect(worker.isPrepared?.()).toBe(true), { timeout: 20_000 });
+    } finally {
+      local.dispose();
+    }
+  });
+
+  it("a run goes to the idle worker that is prepared, even when it is not the one the fallback order would pick", async () => {
+    // Three real workers; the test decides which one may count as prepared (its real flag must be set too).
+    const runsTo: number[] = [];
+    const reals: WorkerPort[] = [];
+    let allowed = -1;
+    const local = new SandboxSupervisor({
+      spawn: () => {
+        const id = reals.length;
+        const real = spawnNodeWorker();
+        reals.push(real);
+        return {
+          ...real,
+          post: (message) => {
+            if (message.type === "run" && message.input.code.startsWith("return ")) runsTo.push(id);
+            real.post(message);
+          },
+          isPrepared: () => id === allowed && real.isPrepared?.() === true,
+        };
+      },
+      maxIdle: 3,
+    });
+    try {
+      await local.prewarm({ timeoutMs: 1000, memoryMb: 64, outputBytes: 65536, maxPendingCalls: 16 }, 3);
+      expect(local.size).toBe(3);
+      // None counts as prepared: the fallback order (second most recently released) picks one.
+      expect(parseValue(await local.run(input("return 0"), fakeHost()))).toBe(0);
+      const others = [0, 1, 2].filter((id) => id !== runsTo[0]);
+      // Then each of the other two in turn is the only prepared one, and takes the run (the fallback order
+      // alone cannot pick both, whatever it is).
+      for (const [turn, id] of others.entries()) {
+        allowed = id;
+        await vi.waitFor(() => expect(reals[id]?.isPrepared?.()).toBe(true), { timeout: 20_000 });
+        expect(parseValue(await local.run(input(`return ${turn + 1}`), fakeHost()))).toBe(turn + 1);
+        expect(runsTo.at(-1)).toBe(id);
+      }
+      expect(local.size).toBe(3);
+    } finally {
+      local.dispose();
+    }
+  });
+});
