@@ -4,9 +4,9 @@
  * program at a time, forwards its calls (all the calls of one guest slice in one "calls" message), logs and
  * busy/idle changes to the driver (into the run's shared busy meter when it sent one, else as "busy"
  * messages), and resolves calls with the driver's answers (which arrive batched the same way).
- * Right after posting an outcome it frees the run and prepares the next run's contexts, so that cost stays off the
- * next start, and then says so through `setPrepared` (the supervisor prefers such a worker: a run sent to one
- * still preparing waits behind ~1–3 ms of compiling). Messages for another nonce are ignored. Runtime-neutral: the two entry files only adapt postMessage.
+ * After posting an outcome it frees the run and prepares the next run's contexts (engine `prepareNext`), so that
+ * cost stays off the next start, and once they are ready says so through `setPrepared` (the supervisor prefers
+ * such a worker: a run sent to one still preparing waits behind ~1–3 ms of compiling). Messages for another nonce are ignored. Runtime-neutral: the two entry files only adapt postMessage.
  */
 import type { CallRequest, HostCallAnswer } from "../contracts/engine";
 import { isToWorker, type ToWorker } from "../contracts/worker-protocol";
