@@ -381,11 +381,11 @@ export class SandboxSupervisor {
   }
 
   /**
-   * The idle worker released most recently among those whose port says they are prepared (freed the last run
-   * and compiled the next context: a run sent to a worker still doing that waits behind it, ~1–3 ms).
-   * Without such a worker (or a port that can tell), the one released second most recently, or the only one:
-   * the last released posted its outcome moments ago and is probably still preparing. Not the longest idle:
-   * each worker has its own JIT, so spreading back-to-back runs over all of them keeps every one cold.
+   * The idle worker released second most recently, or the only one: the last released posted its outcome moments
+   * ago and is probably still preparing, and back-to-back runs then alternate between two workers whose memory
+   * stays warm in the CPU caches (spreading them over all workers measured ~10–20 % more worker time per run).
+   * But if the port says that worker is not prepared (its next context is still being compiled, ~1–3 ms to wait
+   * behind), another that is: the last released, else the most recently released of the rest.
    */
   private takeIdle(): PooledWorker | undefined {
     for (let i = this.idle.length - 1; i >= 0; i--) {
@@ -396,10 +396,14 @@ export class SandboxSupervisor {
       }
     }
     if (this.idle.length === 0) return undefined;
-    for (let i = this.idle.length - 1; i >= 0; i--) {
-      if ((this.idle[i] as PooledWorker).prepared()) return this.idle.splice(i, 1)[0];
+    const second = Math.max(0, this.idle.length - 2);
+    if (!(this.idle[second] as PooledWorker).prepared()) {
+      // The most recently released first (its memory is warmest in the CPU caches), then older ones.
+      for (const i of [this.idle.length - 1, ...Array.from({ length: second }, (_, k) => second - 1 - k)]) {
+        if (i !== second && (this.idle[i] as PooledWorker).prepared()) return this.idle.splice(i, 1)[0];
+      }
     }
-    return this.idle.splice(Math.max(0, this.idle.length - 2), 1)[0];
+    return this.idle.splice(second, 1)[0];
   }
 
   private spawn(): PooledWorker | undefined {
