@@ -17,12 +17,10 @@ export interface Engine {
   /** Runs one attempt; resolves with the outcome, never rejects. */
   run(input: RunInput, host: EngineHost): Promise<EngineOutcome>;
   /**
-   * Frees the finished run and, if no run is in progress and no context is left, prepares one now (a worker calls
-   * it right after posting an outcome, so a busy worker that never idles still starts each run from a prepared
-   * one); the rest of the stock follows in tasks of their own. `onStocked` is called once the stock is full (or
-   * cannot be filled) with no run in progress; a run that starts first drops it.
+   * Prepares the next run's context now, synchronously, if no run is in progress (a worker calls it right
+   * after posting an outcome, so a busy worker that never idles still starts each run from a prepared one).
    */
-  prepareNext?(onStocked?: () => void): void;
+  prepareNext?(): void;
 }
 
 export interface LoadEngineOptions {
@@ -53,38 +51,13 @@ export async function loadEngine(options: LoadEngineOptions = {}): Promise<Engin
 /** The module of the most recent run (or the preloaded one): the size the next run most likely needs. */
 let lastModule: SandboxModule | undefined;
 
-/**
- * Frees the finished run now, prepares a context now only if none is left, and tops the stock up in later tasks
- * (~1 ms timers, one context each: compiling at once put ~20 % more process CPU inside the next run's window, on
- * another worker, on 2 shared cores); `onStocked` follows once the stock is full.
- */
-function prepareNext(onStocked?: () => void): void {
-  stocked = onStocked;
+function prepareNext(): void {
   const module = lastModule;
   if (!module) return;
   const state = stateOf(module);
   disposeSpent(state);
-  if (state.active > 0) return;
-  if (state.fresh.length === 0 && !module.broken) prepareOne(module, state);
-  setTimeout(topUp, 0);
-}
-
-/** The listener of the last `prepareNext`, until the stock is full or a run starts. */
-let stocked: (() => void) | undefined;
-
-function topUp(): void {
-  const module = lastModule;
-  if (!module) return;
-  const state = stateOf(module);
-  disposeSpent(state);
-  if (state.active > 0) return;
-  if (state.fresh.length < STOCK && !module.broken && prepareOne(module, state) && state.fresh.length < STOCK) {
-    setTimeout(topUp, 0);
-    return;
-  }
-  const listener = stocked;
-  stocked = undefined;
-  listener?.();
+  if (state.active > 0 || state.fresh.length > 0 || module.broken) return;
+  prepareOne(module, state);
 }
 
 /** Adds one prepared context to the module's stock; false if none could be made (the heap is full, or it broke). */
@@ -169,7 +142,6 @@ async function runProgram(input: RunInput, host: EngineHost): Promise<EngineOutc
     return unavailable("the sandbox runtime could not be loaded");
   }
   lastModule = module;
-  stocked = undefined;
   const state = stateOf(module);
   disposeSpent(state);
   const fresh = module.broken ? undefined : state.fresh.shift();

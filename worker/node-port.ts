@@ -49,11 +49,9 @@ export function spawnNodeWorker(
 ): WorkerPort {
   // Built apart by esbuild: the bundler must not try to follow this worker (it is not its module).
   const WorkerThread = Worker;
-  // Set by the worker when its next run's context is ready (worker-host.ts `setPrepared`); read by `isPrepared`.
-  const prepared = typeof SharedArrayBuffer === "function" ? new Int32Array(new SharedArrayBuffer(4)) : undefined;
   const worker = new WorkerThread(/* turbopackIgnore: true */ scriptPath, {
     resourceLimits: { stackSizeMb: NODE_WORKER_STACK_MB },
-    workerData: { wasmModule, prepared: prepared?.buffer },
+    workerData: wasmModule ? { wasmModule } : undefined,
   });
   worker.unref();
   let terminated = false;
@@ -70,7 +68,6 @@ export function spawnNodeWorker(
     post: (message) => worker.postMessage(message),
     onMessage: (listener) => worker.on("message", listener),
     onError: (listener) => errorListeners.push(listener),
-    isPrepared: prepared && (() => Atomics.load(prepared, 0) === 1),
     terminate: () => {
       terminated = true;
       void worker.terminate();

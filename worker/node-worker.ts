@@ -1,7 +1,7 @@
 /**
  * Node worker_threads entry of the sandbox: adapts `parentPort` to the shared worker host. Bundled by
  * scripts/build-worker.mjs to dist/worker/node-worker.mjs, which the server spawns via node-port.ts (with the
- * QuickJS .wasm compiled once by the server in `workerData.wasmModule`, and a shared flag in `workerData.prepared`).
+ * QuickJS .wasm compiled once by the server in `workerData.wasmModule`).
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { loadEngine } from "./engine";
@@ -10,20 +10,12 @@ import { serveEngine } from "./worker-host";
 const port = parentPort;
 if (!port) throw new Error("node-worker.ts must run in a worker thread");
 // The spawning process may hand over the .wasm it compiled once (node-port.ts); else the engine loads its own.
-const data = workerData as { wasmModule?: unknown; prepared?: unknown } | null;
-const wasmModule = data?.wasmModule instanceof WebAssembly.Module ? data.wasmModule : undefined;
-// node-port.ts reads this flag to prefer a worker whose next context is ready (see `WorkerIo.setPrepared`).
-const prepared =
-  typeof SharedArrayBuffer === "function" &&
-  data?.prepared instanceof SharedArrayBuffer &&
-  data.prepared.byteLength >= 4
-    ? new Int32Array(data.prepared, 0, 1)
-    : undefined;
+const given = (workerData as { wasmModule?: unknown } | null)?.wasmModule;
+const wasmModule = given instanceof WebAssembly.Module ? given : undefined;
 serveEngine(
   {
     post: (message) => port.postMessage(message),
     onMessage: (listener) => port.on("message", listener),
-    setPrepared: prepared && ((ready) => Atomics.store(prepared, 0, ready ? 1 : 0)),
   },
   () => loadEngine({ wasmModule }),
 );

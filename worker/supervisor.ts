@@ -26,8 +26,6 @@ export interface WorkerPort {
   onMessage(listener: (message: unknown) => void): void;
   onError(listener: (error: unknown) => void): void;
   terminate(): void;
-  /** Whether the idle worker has freed its last run and prepared the next context (where the port can tell). */
-  isPrepared?(): boolean;
 }
 
 export interface SupervisorOptions {
@@ -110,15 +108,6 @@ class PooledWorker {
       });
     });
     this.ready.catch(() => undefined);
-  }
-
-  /** True when the port says the worker's next context is ready; false when it cannot tell. */
-  prepared(): boolean {
-    try {
-      return this.port.isPrepared?.() === true;
-    } catch {
-      return false;
-    }
   }
 
   /** Terminates the worker; a run still in progress fails `Unavailable`. */
@@ -381,11 +370,9 @@ export class SandboxSupervisor {
   }
 
   /**
-   * The idle worker released second most recently, or the only one: the last released posted its outcome moments
-   * ago and is probably still preparing, and back-to-back runs then alternate between two workers whose memory
-   * stays warm in the CPU caches (spreading them over all workers measured ~10–20 % more worker time per run).
-   * But if the port says that worker is not prepared (its next context is still being compiled, ~1–3 ms to wait
-   * behind), another that is: the last released, else the most recently released of the rest.
+   * The idle worker released second most recently, or the only one. Not the last released: it posted its
+   * outcome moments ago and is probably still preparing its next context. Not the longest idle either: each
+   * worker has its own JIT, so spreading back-to-back runs over all of them keeps every one cold.
    */
   private takeIdle(): PooledWorker | undefined {
     for (let i = this.idle.length - 1; i >= 0; i--) {
@@ -396,14 +383,7 @@ export class SandboxSupervisor {
       }
     }
     if (this.idle.length === 0) return undefined;
-    const second = Math.max(0, this.idle.length - 2);
-    if (!(this.idle[second] as PooledWorker).prepared()) {
-      // The most recently released first (its memory is warmest in the CPU caches), then older ones.
-      for (const i of [this.idle.length - 1, ...Array.from({ length: second }, (_, k) => second - 1 - k)]) {
-        if (i !== second && (this.idle[i] as PooledWorker).prepared()) return this.idle.splice(i, 1)[0];
-      }
-    }
-    return this.idle.splice(second, 1)[0];
+    return this.idle.splice(Math.max(0, this.idle.length - 2), 1)[0];
   }
 
   private spawn(): PooledWorker | undefined {

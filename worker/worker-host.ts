@@ -4,9 +4,7 @@
  * program at a time, forwards its calls (all the calls of one guest slice in one "calls" message), logs and
  * busy/idle changes to the driver (into the run's shared busy meter when it sent one, else as "busy"
  * messages), and resolves calls with the driver's answers (which arrive batched the same way).
- * After posting an outcome it frees the run and prepares the next run's contexts (engine `prepareNext`), so that
- * cost stays off the next start, and once they are ready says so through `setPrepared` (the supervisor prefers
- * such a worker: a run sent to one still preparing waits behind ~1–3 ms of compiling). Messages for another nonce are ignored. Runtime-neutral: the two entry files only adapt postMessage.
+ * Right after posting an outcome it prepares the next run's context, so that cost stays off the next start. Messages for another nonce are ignored. Runtime-neutral: the two entry files only adapt postMessage.
  */
 import type { CallRequest, HostCallAnswer } from "../contracts/engine";
 import { isToWorker, type ToWorker } from "../contracts/worker-protocol";
@@ -19,11 +17,6 @@ export type { WorkerMessage } from "./ready";
 export interface WorkerIo {
   post(message: WorkerMessage): void;
   onMessage(listener: (message: unknown) => void): void;
-  /**
-   * Where the driver can see it without a message (node-worker.ts: shared memory): true once the last run's
-   * runtime is freed and the next contexts are prepared, false from the moment a run arrives.
-   */
-  setPrepared?(prepared: boolean): void;
 }
 
 interface ActiveRun {
@@ -73,7 +66,6 @@ export function serveEngine(io: WorkerIo, load: () => Promise<Engine> = loadEngi
   const start = (loaded: Engine, nonce: string, message: Extract<ToWorker, { type: "run" }>): void => {
     const run: ActiveRun = { nonce, answers: new Map(), controller: new AbortController(), outbox: [] };
     active = run;
-    io.setPrepared?.(false);
     const flush = (): void => {
       io.post({ type: "calls", nonce, calls: run.outbox.splice(0) });
     };
@@ -91,7 +83,7 @@ export function serveEngine(io: WorkerIo, load: () => Promise<Engine> = loadEngi
       .then((outcome) => {
         active = undefined;
         io.post({ type: "done", nonce, outcome });
-        loaded.prepareNext?.(() => io.setPrepared?.(true));
+        loaded.prepareNext?.();
       });
   };
 
