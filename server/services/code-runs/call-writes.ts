@@ -102,7 +102,7 @@ export interface OutcomeWrite {
   rejection: string | null;
   at: number;
   /** The end of the call's App operation, stored in the same statement (the two never disagree after a crash). */
-  operation?: { id: string; status: string; resultEnc: string; errorReason: string | null; finishedAt: number };
+  operation?: { id: string; status: string; resultEnc: string | null; errorReason: string | null; finishedAt: number };
 }
 
 /**
@@ -113,7 +113,7 @@ export interface OutcomeWrite {
 export const recordOutcomes: BatchKind<OutcomeWrite, void> = {
   name: "record-outcomes",
   key: (m) => `${m.runId}:${m.index}`,
-  size: (m) => m.outcomeEnc.length + (m.operation?.resultEnc.length ?? 0),
+  size: (m) => m.outcomeEnc.length + (m.operation?.resultEnc?.length ?? 0),
   async run(db, members) {
     const place = new Map<string, number>();
     const rows = members.map((m) => {
