@@ -95,6 +95,29 @@ function rssKb(pid) {
   }
 }
 
+/** CPU ms (user + system) of a process's main thread and of the whole process (all threads), from /proc. */
+function cpuMs(pid) {
+  const ticks = (file) => {
+    try {
+      // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+      const fields = readFileSync(file, "utf8").split(") ")[1].split(" ");
+      return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+    } catch {
+      return 0;
+    }
+  };
+  return { main: ticks(`/proc/${pid}/task/${pid}/stat`), all: ticks(`/proc/${pid}/stat`) };
+}
+
+const cpuOf = (instances) =>
+  instances.reduce(
+    (sum, i) => {
+      const c = cpuMs(i.child.pid);
+      return { main: sum.main + c.main, all: sum.all + c.all };
+    },
+    { main: 0, all: 0 },
+  );
+
 /** Samples summed RSS and every /v1/health latency (one probe at a time per instance) until stopped. */
 function sampler(instances) {
   let running = true;
@@ -201,6 +224,7 @@ async function load(instances, front, label) {
   const rows = [];
   for (const [mode, code] of Object.entries(PROGRAMS)) {
     const counted = await allCounters(instances);
+    const cpu0 = cpuOf(instances);
     const stop = sampler(instances);
     const t0 = performance.now();
     const latencies = [];
@@ -224,6 +248,7 @@ async function load(instances, front, label) {
       }),
     );
     const seconds = (performance.now() - t0) / 1000;
+    const cpu1 = cpuOf(instances);
     const { peakRssKb, health } = await stop();
     const errors = [...failures.values()].reduce((a, b) => a + b, 0);
     const after = await allCounters(instances);
@@ -241,6 +266,10 @@ async function load(instances, front, label) {
       "health p99 ms": Math.round(percentile(health, 99)),
       "health n": health.length,
       load: os.loadavg()[0].toFixed(1),
+      // CPU of the server processes over the phase per nested call (main thread; all threads: the
+      // database thread and the sandbox workers too), from /proc (Linux only, else 0).
+      "main CPU ms/call": ((cpu1.main - cpu0.main) / (RUNS * CALLS)).toFixed(3),
+      "CPU ms/call": ((cpu1.all - cpu0.all) / (RUNS * CALLS)).toFixed(3),
       "stmts/call": per("statements"),
       "trips/call": per("roundTrips"),
       "tx/call": per("transactions"),

@@ -4,7 +4,13 @@
  * complete result shaped like a tool result, and the SDK's failures told apart by their shape.
  */
 import "server-only";
-import type { CallToolResult, Client, ElicitRequest, ElicitResult } from "@modelcontextprotocol/client";
+import type {
+  CallToolResult,
+  Client,
+  ElicitRequest,
+  ElicitResult,
+  StandardSchemaV1,
+} from "@modelcontextprotocol/client";
 import { AppCallError, type AppCallResult, type InputRequired } from "./errors";
 import { TASKS_META } from "./tasks";
 import { CALL_META } from "./transports";
@@ -35,12 +41,32 @@ export interface SendOptions {
   traceMeta?: { traceparent: string; tracestate?: string };
 }
 
+/**
+ * The result check of a built-in App's tool call (`trusted` in `send`). Its server is our own code in
+ * this process, and its McpServer has already checked the result against the tool's output schema
+ * before sending it, so the client's second full parse (the era's result schema, then the output schema
+ * again, for every call) is left out; only the shape the gateway reads is checked here: an object whose
+ * `content` is a list.
+ */
+const TRUSTED_TOOL_RESULT: StandardSchemaV1<unknown, CallToolResult> = {
+  "~standard": {
+    version: 1,
+    vendor: "openbot",
+    validate: (value) =>
+      typeof value === "object" && value !== null && Array.isArray((value as { content?: unknown }).content)
+        ? { value: value as CallToolResult }
+        : { issues: [{ message: "a tool result needs a content list" }] },
+  },
+};
+
+/** `trusted`: a built-in App's connection (see TRUSTED_TOOL_RESULT). */
 export function send(
   client: Client,
   op: Operation,
   options: SendOptions,
   key: string,
   retry?: RetryParams,
+  trusted = false,
 ): Promise<unknown> {
   const { traceMeta, ...sdkOptions } = options;
   const _meta: Record<string, unknown> = { ...traceMeta, [CALL_META]: key };
@@ -48,8 +74,11 @@ export function send(
   const more = retry ?? {};
   const requestOptions = { ...sdkOptions, allowInputRequired: true };
   switch (op.kind) {
-    case "tool":
-      return client.callTool({ name: op.name, arguments: op.args, _meta, ...more }, requestOptions);
+    case "tool": {
+      const params = { name: op.name, arguments: op.args, _meta, ...more };
+      if (trusted) return client.request({ method: "tools/call", params }, TRUSTED_TOOL_RESULT, requestOptions);
+      return client.callTool(params, requestOptions);
+    }
     case "resource":
       return client.readResource({ uri: op.uri, _meta, ...more }, { ...requestOptions, cacheMode: "bypass" });
     case "prompt":

@@ -365,7 +365,7 @@ export class AppConnection {
     };
     const sent = (
       opts.inputRequired === "return"
-        ? send(client, op, requestOptions, key, opts.retry).then((raw) => {
+        ? send(client, op, requestOptions, key, opts.retry, this.record.transport.type === "builtin").then((raw) => {
             const asked = inputRequiredOf(raw);
             if (!asked) return shape(op, raw, label);
             throw new AppCallError("input_required", `${label} asks for input.`, undefined, undefined, { asked });

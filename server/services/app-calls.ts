@@ -202,7 +202,9 @@ export async function performAppCall(
   // One statement (shared with the operations starting at the same time, operation-writes.ts): the
   // operation row, (for a program's call) the link from the run's call to it, and the vault's fingerprint
   // (which secrets to redact). It is durable before the App hears of the call.
-  // A parked call's retry reuses its operation row (app-input.ts).
+  // A parked call's retry reuses its operation row (app-input.ts). A program's call has its arguments
+  // sealed once, on the run's call the operation is linked to (code_run_calls.args_enc, the same JSON).
+  const program = call.runId !== null && call.index !== null;
   const start: OperationStart = {
     id: opId,
     executionId: `exe_${randomUUID()}`,
@@ -211,7 +213,7 @@ export async function performAppCall(
     callIndex: call.index,
     connectionId: call.entry.connectionId,
     tool: call.entry.name,
-    argsEnc: call.resume ? "" : sealOp("args", call.argsJson),
+    argsEnc: call.resume || program ? null : sealOp("args", call.argsJson),
     startedAt: Date.now(),
   };
   const written = call.resume || call.deferred ? undefined : await batched(db, startOperations, start);
@@ -334,10 +336,12 @@ export async function performAppCall(
     errorReason = reason;
   }
   traced?.end(outcome);
+  // Stored with the call's outcome (`finish`), the result is that outcome's, sealed once there: the
+  // operation's own copy stays null (code-runs/records.ts reads it from the outcome).
   const finished: FinishedOperation = {
     id: opId,
     status,
-    resultEnc: sealOp("result", stored),
+    resultEnc: call.finish ? null : sealOp("result", stored),
     errorReason,
     finishedAt: Date.now(),
   };
@@ -396,11 +400,14 @@ export function inputOutcome(
   };
 }
 
-/** An App operation's end as `performAppCall` stores it (sealed result). */
+/**
+ * An App operation's end as `performAppCall` stores it: the sealed result, or null when it is stored
+ * with a program's call outcome (`finish`), which carries the same result.
+ */
 export interface FinishedOperation {
   id: string;
   status: "Completed" | "Failed";
-  resultEnc: string;
+  resultEnc: string | null;
   errorReason: string | null;
   finishedAt: number;
 }

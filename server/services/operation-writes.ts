@@ -16,7 +16,8 @@ export interface OperationStart {
   callIndex: number | null;
   connectionId: string;
   tool: string;
-  argsEnc: string;
+  /** Null for a program's call: its arguments are sealed once, on the run's call it is linked to. */
+  argsEnc: string | null;
   startedAt: number;
 }
 
@@ -24,7 +25,7 @@ export const startOperations: BatchKind<OperationStart, { fingerprint: string }>
   name: "start-operations",
   // Two operations linked to one call are never in one statement (the link would pick one of them).
   key: (m) => (m.runId !== null && m.callIndex !== null ? `${m.runId}:${m.callIndex}` : m.id),
-  size: (m) => m.argsEnc.length,
+  size: (m) => m.argsEnc?.length ?? 0,
   async run(db, members) {
     const [row] = await db.query<{ fingerprint: string }>(
       `with v as (

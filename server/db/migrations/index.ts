@@ -19,6 +19,7 @@ import { sql as grants } from "./0017-grants";
 import { sql as inputPark } from "./0018-input-park";
 import { sql as appTasks } from "./0019-app-tasks";
 import { sql as runTraceparent } from "./0020-run-traceparent";
+import { sql as operationArgsOnCall } from "./0022-operation-args-on-call";
 
 export const MIGRATIONS: readonly Migration[] = [
   { id: "0001-core", sql: core },
@@ -39,4 +40,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: "0018-input-park", sql: inputPark },
   { id: "0019-app-tasks", sql: appTasks },
   { id: "0020-run-traceparent", sql: runTraceparent },
+  { id: "0022-operation-args-on-call", sql: operationArgsOnCall },
 ];

@@ -104,7 +104,7 @@ export interface OutcomeWrite {
   rejection: string | null;
   at: number;
   /** The end of the call's App operation, stored in the same statement (the two never disagree after a crash). */
-  operation?: { id: string; status: string; resultEnc: string; errorReason: string | null; finishedAt: number };
+  operation?: { id: string; status: string; resultEnc: string | null; errorReason: string | null; finishedAt: number };
 }
 
 /**
@@ -115,7 +115,7 @@ export interface OutcomeWrite {
 export const recordOutcomes: BatchKind<OutcomeWrite, void> = {
   name: "record-outcomes",
   key: (m) => `${m.runId}:${m.index}`,
-  size: (m) => m.outcomeEnc.length + (m.operation?.resultEnc.length ?? 0),
+  size: (m) => m.outcomeEnc.length + (m.operation?.resultEnc?.length ?? 0),
   async run(db, members) {
     const place = new Map<string, number>();
     const rows = members.map((m) => {
@@ -180,10 +180,12 @@ export interface ReadWrite {
     id: string;
     executionId: string;
     chatId: string | null;
-    argsEnc: string;
+    /** null for a program's call: its arguments are sealed once, on the call (app-calls.ts). */
+    argsEnc: string | null;
     startedAt: number;
     status: string;
-    resultEnc: string;
+    /** null when the call's outcome holds it (app-calls.ts). */
+    resultEnc: string | null;
     errorReason: string | null;
     finishedAt: number;
   };
@@ -206,7 +208,7 @@ export interface ReadWritten {
 export const recordReads: BatchKind<ReadWrite, ReadWritten> = {
   name: "record-reads",
   key: (m) => `${m.runId}:${m.index}`,
-  size: (m) => m.argsEnc.length + m.source.length + m.outcomeEnc.length + m.operation.resultEnc.length,
+  size: (m) => m.argsEnc.length + m.source.length + m.outcomeEnc.length + (m.operation.resultEnc?.length ?? 0),
   async run(db, members) {
     const rows = await db.query<{
       n: number;

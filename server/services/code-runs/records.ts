@@ -1,6 +1,7 @@
 /** The read model: a run's record as callers see it (code, calls with their App operations, result). */
 import "server-only";
 import type { AppOperationView, CodeRunCallView, CodeRunRecord, CodeRunResult } from "@/contracts/code-run";
+import type { CallOutcome } from "@/contracts/engine";
 import type { Platform } from "../../platform";
 import { requirePermission } from "../auth";
 import { readableChat } from "../chats";
@@ -81,7 +82,7 @@ async function toRecord(ctx: ServiceContext, run: RunRow): Promise<CodeRunRecord
               id: op.id,
               executionId: op.execution_id,
               status: op.status,
-              result: op.result_enc ? open<unknown>(ctx, "app_operations", op.id, "result", op.result_enc) : null,
+              result: operationResult(ctx, run.id, c, op),
               progress: op.progress_enc
                 ? open<NonNullable<AppOperationView["progress"]>>(
                     ctx,
@@ -114,6 +115,19 @@ async function toRecord(ctx: ServiceContext, run: RunRow): Promise<CodeRunRecord
     createdAt: Number(run.created_at),
     updatedAt: Number(run.updated_at),
   };
+}
+
+/**
+ * What the call's App operation returned: its own sealed result, or (a program's call stores its result
+ * once, with the call's outcome: app-calls.ts) the result read from that outcome, as the operation
+ * would have stored it (the App's result, or `{ error }` for a failure).
+ */
+function operationResult(ctx: ServiceContext, runId: string, call: CallRow, op: OperationRow): unknown {
+  if (op.result_enc) return open<unknown>(ctx, "app_operations", op.id, "result", op.result_enc);
+  if (!call.outcome_enc || (op.status !== "Completed" && op.status !== "Failed")) return null;
+  const outcome = open<CallOutcome>(ctx, "code_run_calls", `${runId}:${call.idx}`, "outcome", call.outcome_enc);
+  if (outcome.type === "ok") return JSON.parse(outcome.resultJson) as unknown;
+  return { error: { name: outcome.name, message: outcome.message, details: outcome.details } };
 }
 
 /** The App operation's columns as the record's statement names them (`op_` + the column). */
