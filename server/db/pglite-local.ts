@@ -19,6 +19,9 @@ export interface LocalDb {
   close(): Promise<void>;
 }
 
+/** A statement that reads or writes rows (not DDL, not a migration step led by a comment). */
+const ROWS = /^\s*(select|with|insert|update|delete|values)\b/i;
+
 /** How long PGlite may run queued statements before it lets the event loop take its messages. */
 const YIELD_AFTER_MS = 5;
 
@@ -41,11 +44,12 @@ export async function openPgliteLocal(dataDir: string | null): Promise<LocalDb> 
     chain = next.catch(() => undefined);
     return next;
   };
-  // A statement with parameters (every service statement) runs as a named prepared statement; one
-  // without (DDL, migrations, a bare select) as PGlite's own query.
+  // A statement with parameters (every service statement) or one without that reads or writes rows (a
+  // health check's `select 1`, the settings and vault reads of every run) runs as a named prepared
+  // statement; any other (DDL, migrations: texts run once) as PGlite's own query.
   const prepared = preparedStatements(pg);
   const run = async (sql: string, params: unknown[] = []) =>
-    params.length > 0 ? prepared.run(sql, params) : (await pg.query(sql, params)).rows;
+    params.length > 0 || ROWS.test(sql) ? prepared.run(sql, params) : (await pg.query(sql, params)).rows;
   return {
     query: (sql, params) => exclusive(() => run(sql, params)),
     transaction: (fn) => exclusive(() => pg.transaction((tx) => fn(async (s, p = []) => (await tx.query(s, p)).rows))),

@@ -2,10 +2,13 @@
  * PGlite runs every statement with parameters as a named prepared statement (server/db/pglite-prepared.ts):
  * a text is prepared once and reused, values and rows come out exactly as PGlite's own query gives them,
  * errors keep their SQLSTATE fields, a statement whose tables changed shape is prepared again, and a
- * statement inside a transaction sees that transaction.
+ * statement inside a transaction sees that transaction. A use after the first sends no Describe (the row
+ * description kept from the preparation), and a renamed column is still seen under its new name.
  */
+import { PGlite } from "@electric-sql/pglite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Db, openDb } from "@/server/db/client";
+import { preparedStatements } from "@/server/db/pglite-prepared";
 
 let db: Db;
 beforeAll(async () => {
@@ -39,8 +42,8 @@ describe("PGlite prepared statements", () => {
       ...values,
     ]);
     const viaPrepared = await db.query("select * from things where id = $1", ["v1"]);
-    // The same row read by a statement without parameters (PGlite's own query path).
-    const viaQuery = await db.query("select * from things where id = 'v1'");
+    // The same row read through PGlite's own query (a transaction's statements take that path).
+    const viaQuery = await db.transaction((tx) => tx.query("select * from things where id = $1", ["v1"]));
     expect(viaPrepared).toEqual(viaQuery);
     expect(viaPrepared[0]).toMatchObject({ id: "v1", n: 7, flag: true, doc: { a: [1, "x", null] }, note: null });
     expect(viaPrepared[0]!.tags).toEqual(["a", "b,c", 'd"e']);
@@ -78,5 +81,66 @@ describe("PGlite prepared statements", () => {
       })
       .catch(() => undefined);
     expect(await db.query("select n from things where id = $1", ["p1"])).toEqual([{ n: 1 }]);
+  });
+
+  it("reads a renamed column under its new name (the kept row description is not reused for it)", async () => {
+    await db.query("create table renamed (id text primary key, old_name text)");
+    await db.query("insert into renamed values ($1, $2)", ["r1", "v"]);
+    expect(await db.query("select * from renamed where id = $1", ["r1"])).toEqual([{ id: "r1", old_name: "v" }]);
+    await db.query("alter table renamed rename column old_name to new_name");
+    expect(await db.query("select * from renamed where id = $1", ["r1"])).toEqual([{ id: "r1", new_name: "v" }]);
+    // A rename inside a transaction (a migration's step) too.
+    await db.transaction((tx) => tx.query("alter table renamed rename column new_name to newest"));
+    expect(await db.query("select * from renamed where id = $1", ["r1"])).toEqual([{ id: "r1", newest: "v" }]);
+  });
+
+  it("runs a bare select as a prepared statement too", async () => {
+    await db.query("select count(*)::int as n from things where flag");
+    await db.query("select count(*)::int as n from things where flag");
+    expect(await prepared("select count(*)::int as n from things where flag")).toBe(1);
+  });
+});
+
+/** The protocol message types (one letter each) of every buffer sent to `pg`. */
+function recordSent(pg: PGlite): string[][] {
+  const sent: string[][] = [];
+  const original = pg.execProtocol.bind(pg);
+  pg.execProtocol = (message, options) => {
+    const types: string[] = [];
+    const view = new DataView(message.buffer, message.byteOffset, message.byteLength);
+    for (let at = 0; at < message.byteLength; at += 1 + view.getInt32(at + 1))
+      types.push(String.fromCharCode(message[at]!));
+    sent.push(types);
+    return original(message, options);
+  };
+  return sent;
+}
+
+describe("PGlite prepared statements on the wire", () => {
+  let pg: PGlite;
+  beforeAll(async () => {
+    pg = await PGlite.create();
+    await pg.exec("create table wire (id int primary key, name text)");
+  });
+  afterAll(() => pg?.close());
+
+  it("describes a statement once: later uses are Bind, Execute, Sync with the kept row description", async () => {
+    const statements = preparedStatements(pg);
+    const sent = recordSent(pg);
+    await statements.run("insert into wire values ($1, $2)", [1, "one"]);
+    for (let i = 0; i < 3; i++) {
+      expect(await statements.run("select id, name from wire where id = $1", [1])).toEqual([{ id: 1, name: "one" }]);
+    }
+    expect(await statements.run("select id, name from wire where id = $1", [2])).toEqual([]);
+    // Parse + Describe(statement) once per text, then one Bind/Execute/Sync per use and no Describe.
+    expect(sent).toEqual([
+      ["P", "D", "S"],
+      ["B", "E", "S"],
+      ["P", "D", "S"],
+      ["B", "E", "S"],
+      ["B", "E", "S"],
+      ["B", "E", "S"],
+      ["B", "E", "S"],
+    ]);
   });
 });
