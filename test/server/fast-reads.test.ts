@@ -78,6 +78,21 @@ function atTheDoor(hold?: (binding: string) => boolean) {
   };
 }
 
+/**
+ * A server run of `code` in a new chat, held at the door (its first matching call is held there): the run's
+ * id and its pending ending (a dead host's own ending is refused, its attempt being over).
+ */
+async function heldRun(door: ReturnType<typeof atTheDoor>, code: string) {
+  const caller = t.caller(t.admin);
+  const chat = await caller.chats.create({});
+  const first = caller.codeRuns.runOnServer({ chatId: chat.id, code }).catch((error: unknown) => error);
+  await door.holding;
+  const runId = (
+    await t.platform.db.query<{ id: string }>("select id from code_runs order by created_at desc limit 1")
+  )[0]?.id;
+  return { first, runId };
+}
+
 async function until(check: () => Promise<boolean>) {
   for (let i = 0; i < 400; i++) {
     if (await check()) return;
@@ -177,18 +192,10 @@ describe("the read-only fast path", () => {
     const door = atTheDoor((b) => b === "work_calendar.list_events");
     try {
       const caller = t.caller(t.admin);
-      const chat = await caller.chats.create({});
-      const first = caller.codeRuns
-        .runOnServer({
-          chatId: chat.id,
-          code: `return (await apps.work_calendar.list_events({ day: "2026-10-23" })).structuredContent.events.length`,
-        })
-        // The dead host's own ending is refused (its attempt is over).
-        .catch((error: unknown) => error);
-      await door.holding;
-      const runId = (
-        await t.platform.db.query<{ id: string }>("select id from code_runs order by created_at desc limit 1")
-      )[0]?.id;
+      const { first, runId } = await heldRun(
+        door,
+        `return (await apps.work_calendar.list_events({ day: "2026-10-23" })).structuredContent.events.length`,
+      );
       expect(door.sent[0]).toMatchObject({ calls: [], operations: [] });
       // The host "dies" holding the read: its lease is gone, another instance's sweep takes the run over.
       t.platform.activeRuns.delete(runId!);
@@ -218,17 +225,10 @@ describe("the read-only fast path", () => {
     const door = atTheDoor((b) => b === "notes.write_note");
     try {
       const caller = t.caller(t.admin);
-      const chat = await caller.chats.create({});
-      const first = caller.codeRuns
-        .runOnServer({
-          chatId: chat.id,
-          code: `return (await apps.notes.write_note({ title: "once", body: "only" })).structuredContent.id`,
-        })
-        .catch((error: unknown) => error);
-      await door.holding;
-      const runId = (
-        await t.platform.db.query<{ id: string }>("select id from code_runs order by created_at desc limit 1")
-      )[0]?.id;
+      const { first, runId } = await heldRun(
+        door,
+        `return (await apps.notes.write_note({ title: "once", body: "only" })).structuredContent.id`,
+      );
       expect(door.sent[0]?.operations).toEqual([{ status: "Running", call_index: 0 }]);
       t.platform.activeRuns.delete(runId!);
       await t.platform.db.query("update code_runs set host_instance = 'inst_gone' where id = $1", [runId]);

@@ -24,6 +24,22 @@ export interface CallRecord {
   connectionId: string;
 }
 
+/** A call record's fields as the statements' `json_to_recordset` reads them; `n` is the member's place. */
+function recordJson(m: CallRecord, n: number) {
+  return {
+    n,
+    run_id: m.runId,
+    idx: m.index,
+    binding: m.binding,
+    source: m.source,
+    args_enc: m.argsEnc,
+    args_digest: m.digest,
+    created_at: m.createdAt,
+    attempt: m.attempt,
+    connection_id: m.connectionId,
+  };
+}
+
 export interface CallRecorded {
   /** null: no such run. */
   status: RunRow["status"] | null;
@@ -67,22 +83,7 @@ export const recordCalls: BatchKind<CallRecord, CallRecorded> = {
          exists (select 1 from ins where ins.run_id = v.run_id and ins.idx = v.idx) as inserted,
          (select policies from connections where id = v.connection_id) as policies
        from v order by v.n`,
-      [
-        JSON.stringify(
-          members.map((m, n) => ({
-            n,
-            run_id: m.runId,
-            idx: m.index,
-            binding: m.binding,
-            source: m.source,
-            args_enc: m.argsEnc,
-            args_digest: m.digest,
-            created_at: m.createdAt,
-            attempt: m.attempt,
-            connection_id: m.connectionId,
-          })),
-        ),
-      ],
+      [JSON.stringify(members.map(recordJson))],
     );
     const byN = new Map(rows.map((r) => [Number(r.n), r]));
     return members.map((_, n) => {
@@ -158,17 +159,8 @@ export const recordOutcomes: BatchKind<OutcomeWrite, void> = {
   },
 };
 
-export interface ReadWrite {
-  runId: string;
-  index: number;
-  binding: string;
-  source: string;
-  argsEnc: string;
-  digest: string;
-  createdAt: number;
-  /** The attempt the host runs: written only while it is the run's attempt and the run runs. */
-  attempt: number;
-  connectionId: string;
+/** A read's record (written only while `attempt` is the run's and the run runs) with its outcome and operation. */
+export interface ReadWrite extends CallRecord {
   /** The tool's name and its policy without an admin's override: the stored policy must still allow it. */
   tool: string;
   defaultPolicy: string;
@@ -257,16 +249,7 @@ export const recordReads: BatchKind<ReadWrite, ReadWritten> = {
       [
         JSON.stringify(
           members.map((m, n) => ({
-            n,
-            run_id: m.runId,
-            idx: m.index,
-            binding: m.binding,
-            source: m.source,
-            args_enc: m.argsEnc,
-            args_digest: m.digest,
-            created_at: m.createdAt,
-            attempt: m.attempt,
-            connection_id: m.connectionId,
+            ...recordJson(m, n),
             tool: m.tool,
             default_policy: m.defaultPolicy,
             fingerprint: m.fingerprint,

@@ -23,7 +23,7 @@ import { AppError } from "../errors";
 import { startOperations } from "../operation-writes";
 import { isReadOnly } from "../taint";
 import { cachedVaultFingerprint } from "../vault";
-import { type ReadWritten, recordCalls, recordReads } from "./call-writes";
+import { type CallRecord, type ReadWritten, recordCalls, recordReads } from "./call-writes";
 import { recordOutcome } from "./journal";
 import { runForCall, seal } from "./rows";
 
@@ -82,7 +82,18 @@ export async function readAtOnce(
     name: entry.name,
   });
   const argsEnc = seal(ctx, "code_run_calls", `${runId}:${call.index}`, "args", argsJson);
-  const createdAt = Date.now();
+  // The call's record as both ways write it: alone when the App parks the call, with its outcome otherwise.
+  const record: CallRecord = {
+    runId,
+    index: call.index,
+    binding: call.binding,
+    source,
+    argsEnc,
+    digest,
+    createdAt: Date.now(),
+    attempt,
+    connectionId: entry.connectionId,
+  };
   let started = false;
   let written: ReadWritten | undefined;
   const { outcome, parked } = await performAppCall(ctx.platform, {
@@ -98,17 +109,7 @@ export async function readAtOnce(
       // The App parks the call (a task, a question): its record and its operation's start first, as on
       // the ordinary path, so the park has its rows.
       async start(start) {
-        const now = await batched(ctx.platform.db, recordCalls, {
-          runId,
-          index: call.index,
-          binding: call.binding,
-          source,
-          argsEnc,
-          digest,
-          createdAt,
-          attempt,
-          connectionId: entry.connectionId,
-        });
+        const now = await batched(ctx.platform.db, recordCalls, record);
         if (!now.inserted) throw new AppError("CONFLICT", `Call ${call.index} of run ${runId} could not be recorded.`);
         await batched(ctx.platform.db, startOperations, start);
         started = true;
@@ -121,15 +122,7 @@ export async function readAtOnce(
         return;
       }
       written = await batched(ctx.platform.db, recordReads, {
-        runId,
-        index: call.index,
-        binding: call.binding,
-        source,
-        argsEnc,
-        digest,
-        createdAt,
-        attempt,
-        connectionId: entry.connectionId,
+        ...record,
         tool: entry.name,
         defaultPolicy: entry.defaultPolicy,
         fingerprint,
