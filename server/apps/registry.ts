@@ -195,6 +195,12 @@ export class AppRegistry {
     return c && this.view(c);
   }
 
+  /** Whether a connection is one of OpenBot's built-in Apps (our own code in this process), without building its view. */
+  isBuiltin(id: string): boolean {
+    const record = this.conns.get(id)?.record;
+    return record !== undefined && record.builtin !== null;
+  }
+
   /** Adds and connects a connection; throws ConnectionConfigError naming a bad field. */
   async add(input: { name: unknown; transport: unknown }): Promise<ConnectionView> {
     const name = parseName(input.name);

@@ -6,7 +6,7 @@
 import "server-only";
 import { createHash } from "node:crypto";
 import { logEvent } from "../log";
-import { checkChannel } from "./pglite-protocol";
+import { checkChannel, joinChannel, PLAN_CHANGED } from "./pglite-protocol";
 import { openPgliteThread } from "./pglite-remote";
 
 export interface Db {
@@ -80,8 +80,6 @@ interface Queryable {
   query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
 }
 
-/** "cached plan must not change result type": a prepared statement's tables changed shape. */
-const PLAN_CHANGED = "0A000";
 /** Statement texts that run as named prepared statements (each connection prepares one once). */
 const MAX_NAMED = 500;
 const names = new Map<string, string>();
@@ -206,13 +204,7 @@ async function openPostgres(url: string): Promise<Db> {
     pool: poolState,
     stats,
     async listen(channel, handler) {
-      checkChannel(channel);
-      const known = listeners.get(channel);
-      if (known) {
-        known.add(handler);
-        return;
-      }
-      listeners.set(channel, new Set([handler]));
+      if (!joinChannel(listeners, channel, handler)) return;
       if (!listener) await connectListener();
       await listener?.query(`listen ${channel}`);
     },

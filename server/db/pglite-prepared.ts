@@ -13,11 +13,10 @@
  */
 import "server-only";
 import { type PGlite, parse, protocol } from "@electric-sql/pglite";
+import { PLAN_CHANGED } from "./pglite-protocol";
 
 /** Statement texts kept prepared; the least recently used one is closed beyond this. */
 const MAX_PREPARED = 256;
-/** "cached plan must not change result type": the statement's tables changed shape (a migration). */
-const PLAN_CHANGED = "0A000";
 
 type BackendMessage = Awaited<ReturnType<PGlite["execProtocol"]>>["messages"][number];
 
@@ -31,7 +30,6 @@ interface Prepared {
 /** `run(sql, params)` through named statements of `pg`; the caller serialises statements (one at a time). */
 export function preparedStatements(pg: PGlite): {
   run(sql: string, params: unknown[]): Promise<unknown[]>;
-  forget(): void;
 } {
   const wire = protocol.serialize;
   const cache = new Map<string, Prepared>();
@@ -89,6 +87,5 @@ export function preparedStatements(pg: PGlite): {
         return execute(sql, params);
       }
     },
-    forget: () => cache.clear(),
   };
 }

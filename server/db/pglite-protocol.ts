@@ -63,3 +63,50 @@ const CHANNEL = /^[a-z_][a-z0-9_]{0,62}$/;
 export const checkChannel = (channel: string) => {
   if (!CHANNEL.test(channel)) throw new Error(`Bad channel name: ${channel}`);
 };
+
+/** "cached plan must not change result type": a prepared statement's tables changed shape (a migration). */
+export const PLAN_CHANGED = "0A000";
+
+/**
+ * Adds `handler` to `channel`'s handlers (checking the name); true when it is the channel's first, so the
+ * caller subscribes the connection to it.
+ */
+export function joinChannel(
+  listeners: Map<string, Set<(payload: string) => void>>,
+  channel: string,
+  handler: (payload: string) => void,
+): boolean {
+  checkChannel(channel);
+  const known = listeners.get(channel);
+  if (known) {
+    known.add(handler);
+    return false;
+  }
+  listeners.set(channel, new Set([handler]));
+  return true;
+}
+
+/**
+ * Posts a batch of messages as one; if it cannot be structured-cloned (a function, a class with methods
+ * among the values), posts them one by one so only the message that cannot be sent fails, through
+ * `unsendable`. True when the batch went whole.
+ */
+export function postBatch<T>(
+  post: (batch: T[]) => void,
+  batch: T[],
+  unsendable: (message: T, error: unknown) => void,
+): boolean {
+  try {
+    post(batch);
+    return true;
+  } catch {
+    for (const message of batch) {
+      try {
+        post([message]);
+      } catch (error) {
+        unsendable(message, error);
+      }
+    }
+    return false;
+  }
+}

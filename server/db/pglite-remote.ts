@@ -17,6 +17,8 @@ import {
   type DbRequest,
   type DbThreadData,
   fromWireError,
+  joinChannel,
+  postBatch,
   type WireError,
 } from "./pglite-protocol";
 
@@ -76,26 +78,22 @@ export async function openPgliteThread(
     const batch = outbox;
     outbox = [];
     if (gone) return;
-    try {
-      worker.postMessage(batch);
-    } catch {
-      // A parameter that cannot be structured-cloned (a function, a class with methods): fail that
-      // statement alone, as a bad parameter would fail on the engine, and send the rest.
-      for (const message of batch) {
-        try {
-          worker.postMessage([message]);
-        } catch (error) {
-          const waiter = pending.get(message.id);
-          pending.delete(message.id);
-          waiter?.reject(
-            Object.assign(new Error(`A statement parameter cannot be sent to the database thread: ${String(error)}`), {
-              code: "22023",
-            }),
-          );
-        }
-      }
-      keepAlive();
-    }
+    // A parameter that cannot be structured-cloned fails that statement alone, as a bad parameter would
+    // fail on the engine, and the rest are sent.
+    const whole = postBatch(
+      (messages: DbRequest[]) => worker.postMessage(messages),
+      batch,
+      (message, error) => {
+        const waiter = pending.get(message.id);
+        pending.delete(message.id);
+        waiter?.reject(
+          Object.assign(new Error(`A statement parameter cannot be sent to the database thread: ${String(error)}`), {
+            code: "22023",
+          }),
+        );
+      },
+    );
+    if (!whole) keepAlive();
   };
   const request = (message: DbRequest): Promise<unknown[]> => {
     if (gone) return Promise.reject(gone);
@@ -186,13 +184,7 @@ export async function openPgliteThread(
       return value;
     },
     async listen(channel, handler) {
-      checkChannel(channel);
-      const known = listeners.get(channel);
-      if (known) {
-        known.add(handler);
-        return;
-      }
-      listeners.set(channel, new Set([handler]));
+      if (!joinChannel(listeners, channel, handler)) return;
       await request({ t: "listen", id: nextId++, channel }).catch((error: unknown) => {
         listeners.delete(channel);
         throw error;

@@ -9,7 +9,7 @@
 import "server-only";
 import { isMainThread, parentPort, threadId, workerData } from "node:worker_threads";
 import { type LocalDb, openPgliteLocal } from "./pglite-local";
-import { type DbReply, type DbRequest, type DbThreadData, toWireError } from "./pglite-protocol";
+import { type DbReply, type DbRequest, type DbThreadData, postBatch, toWireError } from "./pglite-protocol";
 
 /** How long a finished plain statement's reply may wait for others to share its message. */
 const FLUSH_AFTER_MS = 1;
@@ -25,18 +25,14 @@ const flush = () => {
   if (outbox.length === 0) return;
   const batch = outbox;
   outbox = [];
-  try {
-    port.postMessage(batch);
-  } catch {
-    // A row that cannot be structured-cloned fails its own statement only.
-    for (const reply of batch) {
-      try {
-        port.postMessage([reply]);
-      } catch (error) {
-        if ("id" in reply) port.postMessage([{ t: "error", id: reply.id, error: toWireError(error) }]);
-      }
-    }
-  }
+  // A row that cannot be structured-cloned fails its own statement only.
+  postBatch(
+    (replies: DbReply[]) => port.postMessage(replies),
+    batch,
+    (reply, error) => {
+      if ("id" in reply) port.postMessage([{ t: "error", id: reply.id, error: toWireError(error) }]);
+    },
+  );
 };
 /** Requests received and not yet answered (a transaction counts until its `end` is answered). */
 let inflight = 0;

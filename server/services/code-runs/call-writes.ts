@@ -6,8 +6,28 @@
  */
 import "server-only";
 import type { BatchKind } from "../../db/batch";
+import { AppError } from "../errors";
 import { VAULT_FINGERPRINT } from "../vault";
 import type { RunRow } from "./rows";
+
+/** A call's stop when its run no longer runs (it ended or was cancelled); undefined while it runs or waits. */
+export function notRunning(
+  status: RunRow["status"],
+): { type: "stop"; reason: "Cancelled"; message: string } | undefined {
+  if (status === "Running" || status === "Waiting") return undefined;
+  return { type: "stop", reason: "Cancelled", message: `The run is ${status}, not running.` };
+}
+
+/**
+ * What a call's write found of its run, for the host at `attempt`: a run that is gone or at another
+ * attempt throws; one that no longer runs is the call's stop (notRunning).
+ */
+export function writtenStop(found: { status: RunRow["status"] | null; attempt: number | null }, attempt: number) {
+  if (found.status === null || found.attempt === null) throw new AppError("NOT_FOUND", "No such code run.");
+  if (found.attempt !== attempt)
+    throw new AppError("CONFLICT", `This is attempt ${attempt}; the run is at attempt ${found.attempt}.`);
+  return notRunning(found.status);
+}
 
 export interface CallRecord {
   runId: string;

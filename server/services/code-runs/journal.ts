@@ -15,8 +15,7 @@ import { type FinishedOperation, failedOutcome } from "../app-calls";
 import { claimRetry } from "../app-input";
 import type { ServiceContext } from "../context";
 import { decisionStatus } from "../decisions";
-import { AppError } from "../errors";
-import { recordCalls, recordOutcomes } from "./call-writes";
+import { notRunning, recordCalls, recordOutcomes, writtenStop } from "./call-writes";
 import { failRun } from "./endings";
 import { type CallRow, open, type RunRow, runForCall, seal } from "./rows";
 import { unknownStep } from "./unknown";
@@ -110,9 +109,8 @@ export async function decideCall(
   call: CallRequest,
 ): Promise<CallStep> {
   const { run: known, principal } = await runForCall(ctx, runId, attempt);
-  if (known.status !== "Running" && known.status !== "Waiting") {
-    return { type: "stop", reason: "Cancelled", message: `The run is ${known.status}, not running.` };
-  }
+  const stopped = notRunning(known.status);
+  if (stopped) return stopped;
   if (call.argsJson.length > MAX_ARGS_JSON) {
     return answer(failedOutcome("invalid_arguments", `The arguments are larger than ${MAX_ARGS_JSON} bytes.`));
   }
@@ -147,13 +145,9 @@ export async function decideCall(
     attempt,
     connectionId: source.connectionId,
   });
-  if (now.status === null || now.attempt === null) throw new AppError("NOT_FOUND", "No such code run.");
-  if (now.attempt !== attempt)
-    throw new AppError("CONFLICT", `This is attempt ${attempt}; the run is at attempt ${now.attempt}.`);
-  const run: RunRow = { ...known, status: now.status, attempt: now.attempt };
-  if (run.status !== "Running" && run.status !== "Waiting") {
-    return { type: "stop", reason: "Cancelled", message: `The run is ${run.status}, not running.` };
-  }
+  const stop = writtenStop(now, attempt);
+  if (stop) return stop;
+  const run: RunRow = { ...known, status: now.status as RunRow["status"], attempt };
   if (!now.inserted) {
     // The record has this index already (a replay past its log, or the same call arriving twice at once:
     // the first one owns it).
@@ -285,7 +279,7 @@ async function parkedStep(
 
 /** A call whose loss changes nothing: a resource or prompt read, or a tool a built-in App marks readOnlyHint. */
 function isRead(ctx: ServiceContext, entry: ToolEntry): boolean {
-  const trusted = ctx.platform.apps.connection(entry.connectionId)?.builtin === true;
+  const trusted = ctx.platform.apps.isBuiltin(entry.connectionId);
   return entry.kind === "resource" || entry.kind === "prompt" || (trusted && entry.annotations?.readOnlyHint === true);
 }
 

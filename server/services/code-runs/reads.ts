@@ -23,28 +23,19 @@ import { AppError } from "../errors";
 import { startOperations } from "../operation-writes";
 import { isReadOnly } from "../taint";
 import { cachedVaultFingerprint } from "../vault";
-import { type CallRecord, type ReadWritten, recordCalls, recordReads } from "./call-writes";
+import { type CallRecord, type ReadWritten, recordCalls, recordReads, writtenStop } from "./call-writes";
 import { recordOutcome } from "./journal";
 import { runForCall, seal } from "./rows";
 
 /** Same bound as the journal's (journal.ts MAX_ARGS_JSON): larger arguments go the ordinary way and are refused there. */
 const MAX_ARGS_JSON = 3 * 1024 * 1024;
 
-/** Whether an entry's connection is built in, per entry object (a reload makes new entries). */
-const builtinOf = new WeakMap<ToolEntry, boolean>();
-
 /**
  * Trusted to be read-only: a tool a built-in App marks readOnlyHint. (Resource and prompt reads are
  * reads too, but a run that heard untrusted content asks before them: they go the ordinary way.)
  */
 function fastRead(ctx: ServiceContext, entry: ToolEntry): boolean {
-  if (entry.kind !== "tool" || !isReadOnly(entry)) return false;
-  let builtin = builtinOf.get(entry);
-  if (builtin === undefined) {
-    builtin = ctx.platform.apps.connection(entry.connectionId)?.builtin === true;
-    builtinOf.set(entry, builtin);
-  }
-  return builtin;
+  return entry.kind === "tool" && isReadOnly(entry) && ctx.platform.apps.isBuiltin(entry.connectionId);
 }
 
 /**
@@ -148,10 +139,5 @@ export async function readAtOnce(
     if (!started) ctx.platform.events.emit("run", { runId });
     return outcome;
   }
-  if (written.status === null || written.attempt === null) throw new AppError("NOT_FOUND", "No such code run.");
-  if (written.attempt !== attempt)
-    throw new AppError("CONFLICT", `This is attempt ${attempt}; the run is at attempt ${written.attempt}.`);
-  if (written.status !== "Running" && written.status !== "Waiting")
-    return { type: "stop", reason: "Cancelled", message: `The run is ${written.status}, not running.` };
-  return undefined;
+  return writtenStop(written, attempt);
 }
