@@ -300,6 +300,7 @@ export class AppRegistry {
       const field = ["policies", ...(issue?.path ?? []).map(String)].join(".");
       throw new ConnectionConfigError(`${field}: ${issue?.message ?? "is invalid"} (allow, ask or deny)`, field);
     }
+    this.checkPolicyNames(conn, parsed.data);
     const policies: Record<string, Policy> = { ...conn.record.policies };
     for (const [tool, policy] of Object.entries(parsed.data)) {
       if (policy === null) delete policies[tool];
@@ -313,6 +314,29 @@ export class AppRegistry {
     conn.record = { ...conn.record, policies };
     this.rebuild();
     return this.view(conn);
+  }
+
+  /**
+   * A policy set for a name the connected App does not list is a typo that would change nothing (e.g. the
+   * binding's `list_events` for the tool `list-events`): refused, naming the tool meant when the binding's
+   * spelling matches one. Clearing a name (null) is always allowed, and so is any name while the App's
+   * list is unknown (not connected yet, failed, disabled): there is nothing to check it against.
+   */
+  private checkPolicyNames(conn: AppConnection, patch: Record<string, Policy | null>): void {
+    if (conn.status !== "connected") return;
+    const own = this.entries.filter((e) => e.connectionId === conn.record.id);
+    if (own.length === 0) return;
+    for (const [name, policy] of Object.entries(patch)) {
+      if (policy === null || own.some((e) => e.name === name)) continue;
+      const meant = own.find((e) => e.binding.slice(e.binding.lastIndexOf(".") + 1) === name);
+      const hint = meant ? ` (the binding ${meant.binding} is the tool "${meant.name}")` : "";
+      throw new ConnectionConfigError(
+        `policies.${name}: ${conn.record.name} has no tool named "${name}"${hint}; its tools: ${own
+          .map((e) => e.name)
+          .join(", ")}`,
+        `policies.${name}`,
+      );
+    }
   }
 
   /**

@@ -151,4 +151,13 @@ test("a tool's policy goes back to its default from Admin → Apps (and the API 
   const bad = await request.patch(`/v1/connections/${everything.id}/policies`, { headers, data: { echo: "maybe" } });
   expect(bad.status()).toBe(400);
   expect(((await bad.json()) as { error: { message: string } }).error.message).toContain('"allow", "ask" or "deny"');
+  // A name the App does not list (the binding's spelling of a tool) is a 400 naming the tool it meant.
+  const typo = await request.patch("/v1/connections/conn_work_calendar/policies", {
+    headers,
+    data: { list_events: "deny" },
+  });
+  expect(typo.status()).toBe(400);
+  expect(((await typo.json()) as { error: { message: string } }).error.message).toContain(
+    'has no tool named "list_events" (the binding work_calendar.list_events is the tool "list-events")',
+  );
 });
