@@ -9,6 +9,10 @@
  * holds it has returned. A statement that fails is sent again member by member, so one bad row fails
  * only its own caller. Members with the same `key` never share a statement (a later one goes in the
  * next), and statements of one kind go one at a time in the order their members arrived.
+ *
+ * Reads batch the same way (`readByKey`, `sharedRead`): the built-in Apps' reads of one kind issued together
+ * (a `Promise.all` in a program, or several runs at once) are one statement, each caller getting exactly
+ * the rows its own statement would have returned, in the same order.
  */
 import "server-only";
 import { type Db, isStorageUnavailable } from "./client";
@@ -161,4 +165,32 @@ async function run<In, Out>(db: Db, kind: BatchKind<In, Out>, members: Waiting<I
   if (results.length !== members.length)
     throw new Error(`${kind.name}: ${results.length} results for ${members.length} members`);
   return results;
+}
+
+/**
+ * A read kind whose members are keys: ONE statement `sql` with `$1` the distinct keys (a `text[]`, e.g.
+ * `where day = any($1::text[])`), each member getting the rows whose `keyOf` is its key, in the order the
+ * statement returned them: what a lone `where day = $1` with the same `order by` gives. Members of one key
+ * share the rows (they must not change them).
+ */
+export function readByKey<Row>(name: string, sql: string, keyOf: (row: Row) => string): BatchKind<string, Row[]> {
+  return {
+    name,
+    async run(db, keys) {
+      const byKey = new Map<string, Row[]>(keys.map((k) => [k, []]));
+      for (const row of await db.query<Row>(sql, [[...byKey.keys()]])) byKey.get(keyOf(row))?.push(row);
+      return keys.map((k) => byKey.get(k) ?? []);
+    },
+  };
+}
+
+/** A read without parameters: members issued together share ONE statement's rows (they must not change them). */
+export function sharedRead<Row>(name: string, sql: string): BatchKind<null, Row[]> {
+  return {
+    name,
+    async run(db, members) {
+      const rows = await db.query<Row>(sql);
+      return members.map(() => rows);
+    },
+  };
 }

@@ -147,10 +147,13 @@ export async function readableChat(db: Db, principal: Principal | null, chatId: 
 export async function ownedChat(db: Db, principal: Principal | null, chatId: string): Promise<Chat> {
   const chat = await readableChat(db, principal, chatId);
   const p = requireAuth(principal);
-  if (!isAdmin(p) && chat.ownerId !== p.userId)
-    throw new AppError("FORBIDDEN", "Only the chat's owner or an admin can do this.");
+  if (!ownsChat(p, chat.ownerId)) throw new AppError("FORBIDDEN", "Only the chat's owner or an admin can do this.");
   return chat;
 }
+
+/** `ownedChat`'s rule for a chat whose owner is `ownerId` (null: no such chat). */
+export const ownsChat = (p: Principal, ownerId: string | null): boolean =>
+  ownerId !== null && (isAdmin(p) || ownerId === p.userId);
 
 export async function touchChat(db: Db, chatId: string): Promise<void> {
   await db.query("update chats set updated_at = $1 where id = $2", [Date.now(), chatId]);

@@ -1,13 +1,28 @@
 /**
  * The built-in Email app: an MCP server whose "sent" mail goes to the `emails` table, the outbox the UI
- * shows; nothing leaves the machine. `list-sent` is read-only.
+ * shows; nothing leaves the machine. `list-sent` is read-only (the reads issued together, by any
+ * connection, are one statement: db/batch.ts).
  */
 import "server-only";
 import { randomUUID } from "node:crypto";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
+import { batched, sharedRead } from "../../db/batch";
 import type { Db } from "../../db/client";
 import { READ_ONLY, structured } from "./result";
+
+interface SentRow {
+  id: string;
+  to_address: string;
+  subject: string;
+  body: string;
+  sent_at: string | number;
+}
+
+const listSent = sharedRead<SentRow>(
+  "list-sent",
+  "select id, to_address, subject, body, sent_at from emails order by sent_at desc, id",
+);
 
 export function createEmailServer(db: Db): McpServer {
   const server = new McpServer({ name: "openbot-email", version: "1.0.0" });
@@ -56,13 +71,7 @@ export function createEmailServer(db: Db): McpServer {
       annotations: READ_ONLY,
     },
     async () => {
-      const rows = await db.query<{
-        id: string;
-        to_address: string;
-        subject: string;
-        body: string;
-        sent_at: string | number;
-      }>("select id, to_address, subject, body, sent_at from emails order by sent_at desc, id");
+      const rows = await batched(db, listSent, null);
       return structured({
         emails: rows.map((r) => ({
           id: r.id,

@@ -1,10 +1,24 @@
-/** The built-in Notes app: an MCP server over the `notes` table (list and read are read-only). */
+/**
+ * The built-in Notes app: an MCP server over the `notes` table (list and read are read-only; the reads of
+ * one kind issued together, by any connection, are one statement: db/batch.ts).
+ */
 import "server-only";
 import { randomUUID } from "node:crypto";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
+import { batched, readByKey, sharedRead } from "../../db/batch";
 import type { Db } from "../../db/client";
 import { READ_ONLY, structured, toolError } from "./result";
+
+const listNotes = sharedRead<{ id: string; title: string }>(
+  "list-notes",
+  "select id, title from notes order by updated_at desc, id",
+);
+const readNotes = readByKey<{ id: string; title: string; body: string }>(
+  "read-note",
+  "select id, title, body from notes where id = any($1::text[])",
+  (row) => row.id,
+);
 
 export function createNotesServer(db: Db): McpServer {
   const server = new McpServer({ name: "openbot-notes", version: "1.0.0" });
@@ -18,9 +32,7 @@ export function createNotesServer(db: Db): McpServer {
       annotations: READ_ONLY,
     },
     async () => {
-      const rows = await db.query<{ id: string; title: string }>(
-        "select id, title from notes order by updated_at desc, id",
-      );
+      const rows = await batched(db, listNotes, null);
       return structured({ notes: rows.map((r) => ({ id: r.id, title: r.title })) });
     },
   );
@@ -34,11 +46,7 @@ export function createNotesServer(db: Db): McpServer {
       annotations: READ_ONLY,
     },
     async ({ id }) => {
-      const row = (
-        await db.query<{ id: string; title: string; body: string }>("select id, title, body from notes where id = $1", [
-          id,
-        ])
-      )[0];
+      const row = (await batched(db, readNotes, id))[0];
       if (!row) return toolError("No note has this id.");
       return structured({ id: row.id, title: row.title, body: row.body });
     },

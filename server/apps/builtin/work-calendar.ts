@@ -1,11 +1,13 @@
 /**
  * The built-in Work calendar app: an MCP server over the `calendar_events` table. `list-events` reads one
- * day (read-only), `create-event` adds an event; the event's day is the date part of its start.
+ * day (read-only; the reads issued together, by any connection, are one statement: db/batch.ts),
+ * `create-event` adds an event; the event's day is the date part of its start.
  */
 import "server-only";
 import { randomUUID } from "node:crypto";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
+import { batched, readByKey } from "../../db/batch";
 import type { Db } from "../../db/client";
 import { READ_ONLY, structured, toolError } from "./result";
 
@@ -18,12 +20,20 @@ const eventShape = {
 };
 
 interface EventRow {
+  day: string;
   id: string;
   title: string;
   start_at: string;
   end_at: string;
   attendees: number;
 }
+
+/** One day's events, in start order, for each day asked for together. */
+const listDays = readByKey<EventRow>(
+  "list-events",
+  "select day, id, title, start_at, end_at, attendees from calendar_events where day = any($1::text[]) order by start_at, id",
+  (row) => row.day,
+);
 
 export function createWorkCalendarServer(db: Db): McpServer {
   const server = new McpServer({ name: "openbot-work-calendar", version: "1.0.0" });
@@ -42,10 +52,7 @@ export function createWorkCalendarServer(db: Db): McpServer {
       annotations: READ_ONLY,
     },
     async ({ day }) => {
-      const rows = await db.query<EventRow>(
-        "select id, title, start_at, end_at, attendees from calendar_events where day = $1 order by start_at, id",
-        [day],
-      );
+      const rows = await batched(db, listDays, day);
       return structured({
         events: rows.map((r) => ({
           id: r.id,

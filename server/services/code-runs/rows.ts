@@ -94,6 +94,18 @@ export async function loadRun(ctx: ServiceContext, runId: string): Promise<RunRo
 const HOST_CHECK_TTL_MS = 5_000;
 const hostChecks = new WeakMap<ServiceContext["platform"], Map<string, { run: Promise<RunRow>; until: number }>>();
 
+function checksOf(platform: ServiceContext["platform"]): Map<string, { run: Promise<RunRow>; until: number }> {
+  let checks = hostChecks.get(platform);
+  if (!checks) {
+    checks = new Map();
+    hostChecks.set(platform, checks);
+  }
+  return checks;
+}
+
+const checkKey = (runId: string, attempt: number, principal: Principal) =>
+  `${runId}:${attempt}:${principal.userId}:${principal.role}`;
+
 /**
  * `runForHost` for a nested call: the same check, remembered for a few seconds (see hostChecks); calls
  * arriving together (Promise.all) share one check.
@@ -104,12 +116,8 @@ export async function runForCall(
   attempt: number,
 ): Promise<{ run: RunRow; principal: Principal }> {
   const principal = requirePermission(ctx.principal, "apps.use");
-  let checks = hostChecks.get(ctx.platform);
-  if (!checks) {
-    checks = new Map();
-    hostChecks.set(ctx.platform, checks);
-  }
-  const key = `${runId}:${attempt}:${principal.userId}:${principal.role}`;
+  const checks = checksOf(ctx.platform);
+  const key = checkKey(runId, attempt, principal);
   const now = Date.now();
   const known = checks.get(key);
   if (known && known.until > now) return { run: await known.run, principal };
@@ -122,6 +130,21 @@ export async function runForCall(
     if (checks.get(key) === entry) checks.delete(key);
   });
   return { run: await run, principal };
+}
+
+/**
+ * The check `runForCall` would make, as this process's start of the run (runs.ts) already made it for
+ * `ctx`'s caller at `checkedAt` (apps.use, the chat's ownership) with `run` the row it wrote for this
+ * attempt, now Running: the first call reads neither the run nor its chat again. It is remembered until
+ * HOST_CHECK_TTL_MS after `checkedAt`, as a call's own check would be.
+ */
+export function seedHostCheck(ctx: ServiceContext, run: RunRow, checkedAt: number): void {
+  const principal = requirePermission(ctx.principal, "apps.use");
+  if (checkedAt + HOST_CHECK_TTL_MS <= Date.now()) return;
+  checksOf(ctx.platform).set(checkKey(run.id, run.attempt, principal), {
+    run: Promise.resolve(run),
+    until: checkedAt + HOST_CHECK_TTL_MS,
+  });
 }
 
 /** The run if the caller may act on it: apps.use and the right to run programs in its chat now. */

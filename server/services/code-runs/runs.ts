@@ -12,7 +12,7 @@ import { logEvent, logFailure } from "../../log";
 import type { Platform } from "../../platform";
 import type { RunPass } from "../../run-admission";
 import { principalFromKeyId, requirePermission } from "../auth";
-import { ownedChat } from "../chats";
+import { ownedChat, ownsChat } from "../chats";
 import type { ServiceContext } from "../context";
 import { AppError, invalidInput } from "../errors";
 import { traceAttempt } from "../run-trace";
@@ -23,7 +23,7 @@ import { handleCall } from "./calls";
 import { failRun, finishRun } from "./endings";
 import { replayLog } from "./journal";
 import { getRun } from "./records";
-import { loadRun, open, type RunRow, runForHost, seal } from "./rows";
+import { loadRun, open, type RunRow, runForHost, seal, seedHostCheck } from "./rows";
 
 /** Creates a run and hands back what a host needs to run its first attempt. */
 export async function startRun(
@@ -37,20 +37,34 @@ export async function startRun(
 }
 
 /**
+ * The row a ticket's run was written with by this process (createRun) and when its caller's right to run
+ * it was checked: runTicketOnServer seeds the first call's host check from it (rows.ts seedHostCheck).
+ */
+const writtenRows = new WeakMap<RunTicket, { row: RunRow; checkedAt: number }>();
+
+/**
  * Writes the run (and touches its chat) in one statement; its first attempt's ticket is made from what was
- * just written (a new run has no replay log). `settings`: read by the caller for this same request.
+ * just written (a new run has no replay log). `settings`: read by the caller for this same request;
+ * `queued`: the server runner's pass for it is not immediate, so it is written Queued (runTicketOnServer).
  */
 async function createRun(
   ctx: ServiceContext,
   input: unknown,
   host: "browser" | "server",
-  links: { turnId?: string; callId?: string; onCreated?: (runId: string) => void; settings?: PlatformSettings },
+  links: {
+    turnId?: string;
+    callId?: string;
+    onCreated?: (runId: string) => void;
+    settings?: PlatformSettings;
+    queued?: boolean;
+  },
 ): Promise<{ runId: string; ticket: RunTicket | null }> {
   const p = requirePermission(ctx.principal, "apps.use");
   const parsed = startRunInput.safeParse(input);
   if (!parsed.success) throw invalidInput(parsed.error.issues);
   const { chatId, code, reason, language } = parsed.data;
   const { db } = ctx.platform;
+  const checkedAt = Date.now();
   await ownedChat(db, p, chatId);
   const settings = links.settings ?? (await readSettings(db));
   const limits: EngineLimits = {
@@ -64,32 +78,47 @@ async function createRun(
   const now = Date.now();
   const time = now;
   const seed = randomInt(1, 2 ** 31 - 1);
-  const written = {
+  const written: RunRow = {
     id,
-    attempt: 1,
+    execution_id: `exe_${randomUUID()}`,
+    chat_id: chatId,
+    turn_id: links.turnId ?? null,
+    call_id: links.callId ?? null,
+    created_by: p.userId,
+    api_key_id: p.keyId,
+    status: links.queued ? "Queued" : "Running",
     language,
+    code_enc: seal(ctx, "code_runs", id, "code", code),
+    reason_enc: seal(ctx, "code_runs", id, "reason", reason),
     run_time: time,
     seed,
     limits: JSON.stringify(limits),
     bindings: JSON.stringify(bindings),
     vault_names: JSON.stringify(await vaultNames(ctx.platform, p)),
+    attempt: 1,
+    host,
+    result_enc: null,
+    failure_reason: null,
+    error_id: null,
+    created_at: now,
+    updated_at: now,
   };
   await db.query(
     `with run as (
        insert into code_runs (id, execution_id, chat_id, created_by, api_key_id, status, language, code_enc, reason_enc,
          run_time, seed, limits, bindings, host, created_at, updated_at, turn_id, call_id, claimed_at, vault_names, host_instance,
          attempt)
-       values ($1, $2, $3, $4, $14, 'Running', $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $15, $16, $17, $18, $19, $20)
+       values ($1, $2, $3, $4, $14, $21, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $15, $16, $17, $18, $19, $20)
        returning chat_id)
      update chats set updated_at = $13 where id = (select chat_id from run)`,
     [
       id,
-      `exe_${randomUUID()}`,
+      written.execution_id,
       chatId,
       p.userId,
       language,
-      seal(ctx, "code_runs", id, "code", code),
-      seal(ctx, "code_runs", id, "reason", reason),
+      written.code_enc,
+      written.reason_enc,
       time,
       seed,
       written.limits,
@@ -97,12 +126,13 @@ async function createRun(
       host,
       now,
       p.keyId,
-      links.turnId ?? null,
-      links.callId ?? null,
+      written.turn_id,
+      written.call_id,
       links.turnId ? null : now,
       written.vault_names,
       ctx.platform.instanceId,
       written.attempt,
+      written.status,
     ],
   );
   links.onCreated?.(id);
@@ -111,7 +141,9 @@ async function createRun(
     await failRun(ctx, id, "Unavailable", "Code Mode is off: an admin can turn it on in Admin → Settings.", []);
     return { runId: id, ticket: null };
   }
-  return { runId: id, ticket: await ticketFrom(ctx, written, code, async () => ({ log: undefined, next: 0 })) };
+  const ticket = await ticketFrom(ctx, written, code, async () => ({ log: undefined, next: 0 }));
+  if (ticket) writtenRows.set(ticket, { row: written, checkedAt });
+  return { runId: id, ticket };
 }
 
 /** What a host needs to run the run's current attempt; null when the program cannot even start (the run is failed). */
@@ -253,7 +285,11 @@ export async function runOnServer(
   const pass = admit(ctx.platform, p.userId, settings.codeMode, true);
   let handedOver = false;
   try {
-    const { runId, ticket } = await createRun(ctx, input, "server", { onCreated: options.onCreated, settings });
+    const { runId, ticket } = await createRun(ctx, input, "server", {
+      onCreated: options.onCreated,
+      settings,
+      queued: !pass.immediate,
+    });
     await options.onStarted?.(runId);
     if (!ticket) return await getRun(ctx, runId);
     handedOver = true;
@@ -281,8 +317,10 @@ function admit(platform: Platform, userId: string, codeMode: PlatformSettings["c
 /**
  * Runs one attempt on the server runner once admission lets it: until then the run is `Queued`. Every
  * server-side start passes here (API runs, turns without a page, re-runs after a decision, takeovers).
- * `admission`: a pass already taken; "bounded" (a person's request: a full queue fails the run with the
- * refusal's message); "queue" (background work the server owes: always queues).
+ * `admission`: a pass already taken (runOnServer: the run was written Queued unless it was immediate);
+ * "bounded" (a person's request: a full queue fails the run with the refusal's message); "queue"
+ * (background work the server owes: always queues). A run this process just wrote (createRun) starts with
+ * its first call's host check seeded from what the start read and wrote (rows.ts seedHostCheck).
  */
 export async function runTicketOnServer(
   ctx: ServiceContext,
@@ -304,22 +342,30 @@ export async function runTicketOnServer(
         return await getRun(ctx, ticket.runId);
       }
     }
+    const written = writtenRows.get(ticket);
     if (!held.immediate) {
       const { db, events } = ctx.platform;
-      await db.query("update code_runs set status = 'Queued' where id = $1 and status = 'Running' and attempt = $2", [
-        ticket.runId,
-        ticket.attempt,
-      ]);
-      events.emit("run", { runId: ticket.runId });
+      if (written?.row.status !== "Queued") {
+        await db.query("update code_runs set status = 'Queued' where id = $1 and status = 'Running' and attempt = $2", [
+          ticket.runId,
+          ticket.attempt,
+        ]);
+        events.emit("run", { runId: ticket.runId });
+      }
       if (controller.signal.aborted || !(await held.admitted)) return await getRun(ctx, ticket.runId);
-      // Still this attempt and still queued (not cancelled, not taken over by another instance).
-      const rows = await db.query(
-        "update code_runs set status = 'Running', updated_at = $2 where id = $1 and status = 'Queued' and attempt = $3 returning id",
-        [ticket.runId, Date.now(), ticket.attempt],
+      // Still this attempt and still queued (not cancelled, not taken over by another instance); the
+      // chat's owner as it is now, for the first call's host check.
+      const checkedAt = Date.now();
+      const rows = await db.query<{ owner_id: string | null }>(
+        `update code_runs set status = 'Running', updated_at = $2 where id = $1 and status = 'Queued' and attempt = $3
+         returning (select owner_id from chats where chats.id = code_runs.chat_id) as owner_id`,
+        [ticket.runId, checkedAt, ticket.attempt],
       );
       if (!rows.length) return await getRun(ctx, ticket.runId);
       events.emit("run", { runId: ticket.runId });
-    }
+      if (written && ctx.principal && ownsChat(ctx.principal, rows[0]?.owner_id ?? null))
+        seedHostCheck(ctx, { ...written.row, status: "Running" }, checkedAt);
+    } else if (written) seedHostCheck(ctx, written.row, written.checkedAt);
     controller.signal.removeEventListener("abort", leaveQueue);
     const outcome = await traceAttempt(ctx.platform, ticket, () =>
       ctx.platform.runner.run(ticket.input, {
