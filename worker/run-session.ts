@@ -536,8 +536,13 @@ export class RunSession {
     }
     let text = "";
     try {
-      // undefined when nothing was queued (the common case: a slice that only resumed the program).
-      if (ctx.typeof(result.value) === "string") text = this.readString(result.value);
+      // A number (read without a type check: the prelude gives a number or a frames string, and a string of
+      // frames reads as NaN) is 0 when nothing was queued, the common case of a slice that only resumed the
+      // program, or the length of frames too long to copy out unchecked; else the value is the frames.
+      const chars = ctx.getNumber(result.value);
+      if (chars === 0) return;
+      if (Number.isNaN(chars)) text = ctx.getString(result.value);
+      else text = this.takeLarge(ctx, chars);
     } finally {
       result.value.dispose();
     }
@@ -553,6 +558,29 @@ export class RunSession {
       at = args.end;
       taken.calls += 1;
       this.issueCall(this.takenSlots++, name.text, args.text);
+    }
+  }
+
+  /** Takes queued frames of `chars` UTF-16 units once the heap can hold their UTF-8 copy. */
+  private takeLarge(ctx: QuickJSContext, chars: number): string {
+    if (!this.module.canAllocate(chars * 3 + 64)) this.memoryExhausted();
+    const large = ctx.newNumber(1);
+    try {
+      const result = this.slice(() =>
+        ctx.callFunction(this.bridge as QuickJSHandle, ctx.undefined, this.takeOp as QuickJSHandle, large),
+      );
+      this.mayHaveCalls = false;
+      if (result.error) {
+        this.failFromHandle(result.error);
+        return "";
+      }
+      try {
+        return ctx.typeof(result.value) === "string" ? ctx.getString(result.value) : "";
+      } finally {
+        result.value.dispose();
+      }
+    } finally {
+      large.dispose();
     }
   }
 
