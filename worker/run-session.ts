@@ -129,7 +129,11 @@ const FAST_STRING_CHARS = 1024;
 
 /** What `ctx.newString` itself uses inside quickjs-emscripten-core 0.32 (checked before use; else the plain path). */
 interface ContextInternals {
-  ffi: { QTS_NewString(ctx: number, pointer: number): number };
+  ffi: {
+    QTS_NewString(ctx: number, pointer: number): number;
+    /** JSPromiseStateEnum: 0 pending, 1 fulfilled, 2 rejected, -1 not a promise. */
+    QTS_PromiseState?(ctx: number, value: number): number;
+  };
   ctx: { value: number };
   memory: { heapValueHandle(pointer: number): QuickJSHandle };
 }
@@ -377,6 +381,11 @@ export class RunSession {
 
   /** True when the program's promise has settled and the run is finished. */
   private settleProgram(ctx: QuickJSContext, program: QuickJSHandle): boolean {
+    // Pending, the case of every pump but the last, is read straight from the FFI (getPromiseState makes an object).
+    const inner = ctx as unknown as Partial<ContextInternals>;
+    if (inner.ffi?.QTS_PromiseState && inner.ctx && program.alive) {
+      if (inner.ffi.QTS_PromiseState(inner.ctx.value, program.value as unknown as number) === 0) return false;
+    }
     const state = ctx.getPromiseState(program);
     if (state.type === "pending") return false;
     if (state.type === "rejected") {
