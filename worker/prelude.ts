@@ -12,7 +12,7 @@
  *
  * App calls cross no host function: `invoke` queues each call (slot numbers count up from 0 per run) and
  * returns a promise of its own; after each slice the host takes every queued call as one string of frames
- * `<name.length>:<name><args.length>:<args>` (undefined if none) and later settles each slot with its result or
+ * `<name.length>:<name><args.length>:<args>` (0 if none; their length first if long, see `takeCalls`) and later settles each slot with its result or
  * error envelope.
  * One crossing per slice instead of a host function call and a host-made promise per call.
  *
@@ -110,6 +110,8 @@ function part(names: string[], body: string): string {
 
 /** The operations of the prelude's `bridge(op, slot, value)`, the host's one entry into a configured context. */
 export const BRIDGE = { start: 0, take: 1, resolve: 2, reject: 3 } as const;
+/** Longest text of queued calls the prelude's take hands over without the host asking twice (see `takeCalls`). */
+export const TAKE_SMALL_CHARS = 4096;
 
 export const PRELUDE_SOURCE = String.raw`(function () {
 "use strict";
@@ -120,7 +122,7 @@ const getOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
 const StrProto = String.prototype, StrIndexOf = StrProto.indexOf, StrSlice = StrProto.slice;
 const TypeErrorCtor = TypeError, RangeErrorCtor = RangeError, PromiseCtor = Promise, PromiseReject = Promise.reject;
 const MapCtor = Map, MapProto = Map.prototype, MapHas = MapProto.has, MapSet = MapProto.set, SetProto = Set.prototype;
-const MapGet = MapProto.get, MapDelete = MapProto.delete, ArrayJoin = Array.prototype.join;
+const ArrayJoin = Array.prototype.join;
 const OrigDate = Date, DateProto = Date.prototype, RegExpProto = RegExp.prototype, construct = Reflect.construct;
 const TypedArrayProto = Object.getPrototypeOf(Uint8Array.prototype), AsyncFunction = (async function () {}).constructor;
 const utc = ObjectCreate(null);
@@ -207,27 +209,33 @@ define(G, "json", function json(value) {
 
 // apps and vault (filled in by configure).
 const bindingSet = new MapCtor();
-// Calls queued for the host's next take, and the settle functions of every call not yet settled, by slot.
-let outbox = [], outboxLength = 0, nextSlot = 0;
-const slots = new MapCtor();
+// Calls queued for the host's next take, and the settle functions of every call not yet settled, by slot. Both
+// have no prototype, so plain assignments reach no setter a program put on Object or Array prototypes.
+let outbox = ObjectCreate(null), outboxLength = 0, outboxChars = 0, nextSlot = 0;
+const slots = ObjectCreate(null);
 function queueCall(name, s) {
-  const slot = nextSlot++;
-  define(outbox, outboxLength++, name.length + ":" + name + s.length + ":" + s, true);
-  return new PromiseCtor(function (resolve, reject) { apply(MapSet, slots, [slot, [resolve, reject]]); });
+  const slot = nextSlot++, frame = name.length + ":" + name + s.length + ":" + s;
+  outbox[outboxLength++] = frame;
+  outboxChars += frame.length;
+  return new PromiseCtor(function (resolve, reject) { slots[slot] = [resolve, reject]; });
 }
-function takeCalls() {
-  if (outboxLength === 0) return undefined;
-  const text = apply(ArrayJoin, outbox, [""]);
-  outbox = []; outboxLength = 0;
+// 0 when nothing is queued; the frames' length while it is over ${TAKE_SMALL_CHARS} and the host did not ask for them
+// (large = 1), so the host checks its heap first; else the frames (never a numeric string: each has a ":").
+function takeCalls(large) {
+  if (outboxLength === 0) return 0;
+  if (outboxChars > ${TAKE_SMALL_CHARS} && large !== 1) return outboxChars;
+  let text = outbox[0];
+  if (outboxLength > 1) { outbox.length = outboxLength; text = apply(ArrayJoin, outbox, [""]); }
+  outbox = ObjectCreate(null); outboxLength = 0; outboxChars = 0;
   return text;
 }
 // The value is made here, so the call's own promise settles with it: no async function and no extra promise
 // job per call. A result is JSON text, or a large result the host decoded already, boxed in { v } with a null
 // prototype; a rejection's value is the host's error envelope. Whatever throws while making it rejects the call.
 function settle(slot, which, value) {
-  const entry = apply(MapGet, slots, [slot]);
+  const entry = slots[slot];
   if (entry === undefined) return;
-  apply(MapDelete, slots, [slot]);
+  delete slots[slot];
   let out;
   try {
     out = which === 1 ? lazy("appError")(value) : typeof value === "string" ? JSONParse(value) : value.v;
@@ -324,7 +332,7 @@ define(G, "apps", apps, false);
 define(G, "vault", vault, false);
 let started = false;
 return function bridge(op, slot, value) {
-  if (op === ${BRIDGE.take}) return takeCalls();
+  if (op === ${BRIDGE.take}) return takeCalls(slot);
   if (op === ${BRIDGE.resolve}) return settle(slot, 0, value);
   if (op === ${BRIDGE.reject}) return settle(slot, 1, value);
   if (op === ${BRIDGE.start} && !started) { started = true; return start(value); }

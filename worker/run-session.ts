@@ -129,7 +129,11 @@ const FAST_STRING_CHARS = 1024;
 
 /** What `ctx.newString` itself uses inside quickjs-emscripten-core 0.32 (checked before use; else the plain path). */
 interface ContextInternals {
-  ffi: { QTS_NewString(ctx: number, pointer: number): number };
+  ffi: {
+    QTS_NewString(ctx: number, pointer: number): number;
+    /** JSPromiseStateEnum: 0 pending, 1 fulfilled, 2 rejected, -1 not a promise. */
+    QTS_PromiseState?(ctx: number, value: number): number;
+  };
   ctx: { value: number };
   memory: { heapValueHandle(pointer: number): QuickJSHandle };
 }
@@ -377,6 +381,11 @@ export class RunSession {
 
   /** True when the program's promise has settled and the run is finished. */
   private settleProgram(ctx: QuickJSContext, program: QuickJSHandle): boolean {
+    // Pending, the case of every pump but the last, is read straight from the FFI (getPromiseState makes an object).
+    const inner = ctx as unknown as Partial<ContextInternals>;
+    if (inner.ffi?.QTS_PromiseState && inner.ctx && program.alive) {
+      if (inner.ffi.QTS_PromiseState(inner.ctx.value, program.value as unknown as number) === 0) return false;
+    }
     const state = ctx.getPromiseState(program);
     if (state.type === "pending") return false;
     if (state.type === "rejected") {
@@ -536,8 +545,13 @@ export class RunSession {
     }
     let text = "";
     try {
-      // undefined when nothing was queued (the common case: a slice that only resumed the program).
-      if (ctx.typeof(result.value) === "string") text = this.readString(result.value);
+      // A number (read without a type check: the prelude gives a number or a frames string, and a string of
+      // frames reads as NaN) is 0 when nothing was queued, the common case of a slice that only resumed the
+      // program, or the length of frames too long to copy out unchecked; else the value is the frames.
+      const chars = ctx.getNumber(result.value);
+      if (chars === 0) return;
+      if (Number.isNaN(chars)) text = ctx.getString(result.value);
+      else text = this.takeLarge(ctx, chars);
     } finally {
       result.value.dispose();
     }
@@ -553,6 +567,29 @@ export class RunSession {
       at = args.end;
       taken.calls += 1;
       this.issueCall(this.takenSlots++, name.text, args.text);
+    }
+  }
+
+  /** Takes queued frames of `chars` UTF-16 units once the heap can hold their UTF-8 copy. */
+  private takeLarge(ctx: QuickJSContext, chars: number): string {
+    if (!this.module.canAllocate(chars * 3 + 64)) this.memoryExhausted();
+    const large = ctx.newNumber(1);
+    try {
+      const result = this.slice(() =>
+        ctx.callFunction(this.bridge as QuickJSHandle, ctx.undefined, this.takeOp as QuickJSHandle, large),
+      );
+      this.mayHaveCalls = false;
+      if (result.error) {
+        this.failFromHandle(result.error);
+        return "";
+      }
+      try {
+        return ctx.typeof(result.value) === "string" ? ctx.getString(result.value) : "";
+      } finally {
+        result.value.dispose();
+      }
+    } finally {
+      large.dispose();
     }
   }
 

@@ -140,6 +140,42 @@ describe("calls cross in one piece per slice", () => {
     ]);
   });
 
+  it("calls whose frames are long leave in one take once the host checked its heap, whole and in order", async () => {
+    const run = await counted(`
+      const big = (c) => c.repeat(3000);
+      const r = await Promise.all([apps.bench.echo({ s: big("a") }), apps.bench.other({ s: big("é") }), apps.bench.echo({ s: "x" })]);
+      const last = await apps.bench.echo({ n: 1 });
+      return [r[0].s.length, r[1].s === big("é"), r[2].s, last.n];`);
+    expect(parseValue(run.outcome)).toEqual([3000, true, "x", 1]);
+    expect(run.takes).toBe(2);
+    expect(run.host.calls.map((c) => [c.index, c.binding, c.argsJson.length])).toEqual([
+      [0, "bench.echo", 3008],
+      [1, "bench.other", 3008],
+      [2, "bench.echo", 9],
+      [3, "bench.echo", 7],
+    ]);
+  });
+
+  it("setters a program puts on Object and Array prototypes do not see the queue or the pending calls", async () => {
+    const run = await counted(`
+      let hits = 0;
+      for (const key of ["0", "1", "2", "length", "3"]) {
+        for (const proto of key === "length" ? [Object.prototype] : [Object.prototype, Array.prototype]) {
+          Object.defineProperty(proto, key, { set() { if (!new Error().stack.includes("stringify")) hits += 1; }, get() { return "5:bench9:{}"; }, configurable: true });
+        }
+      }
+      // QuickJS's own JSON.stringify (of the program's arguments) stores through these setters: not counted.
+      const p = apps.bench.echo({ a: 1 }), q = apps.bench.other({ b: 2 }), s = apps.bench.echo({ c: 3 });
+      const a = (await p).a, b = (await q).b, c = (await s).c;
+      return [a, b, c, hits];`);
+    expect(parseValue(run.outcome)).toEqual([1, 2, 3, 0]);
+    expect(run.host.calls.map((c) => [c.binding, c.argsJson])).toEqual([
+      ["bench.echo", '{"a":1}'],
+      ["bench.other", '{"b":2}'],
+      ["bench.echo", '{"c":3}'],
+    ]);
+  });
+
   it("the guest cannot settle or forge calls through the bridge: it is not reachable from the program", async () => {
     const run = await counted(`
       const seen = [typeof bridge, typeof takeCalls, typeof settle, typeof queueCall, typeof hostCall];
