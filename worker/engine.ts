@@ -11,7 +11,7 @@ import { type EngineHost, type EngineOutcome, type FreshContext, prepareContext,
 
 export { canonicalJson } from "./canonical-json";
 export type { EngineHost, EngineOutcome } from "./run-session";
-export { callTakeCounts, preludePartLoads } from "./run-session";
+export { callTakeCounts } from "./run-session";
 
 export interface Engine {
   /** Runs one attempt; resolves with the outcome, never rejects. */

@@ -43,7 +43,7 @@ export interface PreludeConfig {
 }
 
 /** Names of the lazily compiled parts; `hostLoad(name)` evaluates `PRELUDE_PARTS[name]`. */
-export type PreludePart = "inspect" | "date" | "appError" | "vault";
+export type PreludePart = "inspect" | "date" | "appError";
 
 /**
  * Intrinsics saved into `K` by the core before the program runs, as [name, expression in the core's
@@ -53,8 +53,6 @@ export type PreludePart = "inspect" | "date" | "appError" | "vault";
 const SAVED: readonly (readonly [string, string])[] = [
   ["apply", "apply"],
   ["define", "define"],
-  ["ObjectCreate", "ObjectCreate"],
-  ["freeze", "freeze"],
   ["ownKeys", "ownKeys"],
   ["getPrototypeOf", "Object.getPrototypeOf"],
   ["getOwnPropertyDescriptor", "getOwnPropertyDescriptor"],
@@ -310,8 +308,18 @@ define(apps, "$describe", function $describe(binding) {
 }, false);
 for (const key of ownKeys(apps)) freeze(apps[key]);
 freeze(apps);
-// Runs without vault names (most) compile no vault code: see the "vault" part.
-const vault = config.vaultNames.length ? lazy("vault")(config.vaultNames) : freeze(ObjectCreate(null));
+const vault = ObjectCreate(null);
+for (const name of config.vaultNames) {
+  const slash = apply(StrIndexOf, name, ["/"]);
+  const ref = "\u27E6vault:" + name + "\u27E7";
+  if (slash < 0) { if (getOwnPropertyDescriptor(vault, name) === undefined) define(vault, name, ref, true); continue; }
+  const group = sliceStr(name, 0, slash), key = sliceStr(name, slash + 1);
+  let d = getOwnPropertyDescriptor(vault, group);
+  if (d === undefined) { define(vault, group, ObjectCreate(null), true); d = getOwnPropertyDescriptor(vault, group); }
+  if (typeof d.value === "object") define(d.value, key, ref, true);
+}
+for (const key of ownKeys(vault)) if (typeof vault[key] === "object") freeze(vault[key]);
+freeze(vault);
 define(G, "apps", apps, false);
 define(G, "vault", vault, false);
 let started = false;
@@ -617,30 +625,9 @@ const APP_ERROR_PART = part(
 };`,
 );
 
-/** The frozen `vault` object of a run with vault names: "group/key" and plain names, as reference strings. */
-const VAULT_PART = part(
-  ["apply", "define", "ownKeys", "getOwnPropertyDescriptor", "ObjectCreate", "freeze", "StrIndexOf", "StrSlice"],
-  String.raw`return function vault(names) {
-  const vault = ObjectCreate(null);
-  for (let i = 0; i < names.length; i++) {
-    const name = names[i], slash = apply(StrIndexOf, name, ["/"]);
-    const ref = "\u27E6vault:" + name + "\u27E7";
-    if (slash < 0) { if (getOwnPropertyDescriptor(vault, name) === undefined) define(vault, name, ref, true); continue; }
-    const group = apply(StrSlice, name, [0, slash]), key = apply(StrSlice, name, [slash + 1]);
-    let d = getOwnPropertyDescriptor(vault, group);
-    if (d === undefined) { define(vault, group, ObjectCreate(null), true); d = getOwnPropertyDescriptor(vault, group); }
-    if (typeof d.value === "object") define(d.value, key, ref, true);
-  }
-  const keys = ownKeys(vault);
-  for (let i = 0; i < keys.length; i++) if (typeof vault[keys[i]] === "object") freeze(vault[keys[i]]);
-  return freeze(vault);
-};`,
-);
-
 /** Sources of the lazily compiled parts, each a function expression taking `K`. */
 export const PRELUDE_PARTS: Readonly<Record<PreludePart, string>> = {
   inspect: INSPECT_PART,
   date: DATE_PART,
   appError: APP_ERROR_PART,
-  vault: VAULT_PART,
 };

@@ -124,14 +124,6 @@ export function callTakeCounts(): { takes: number; calls: number; jobs: number }
   return { ...taken };
 }
 
-/** How often each lazily compiled prelude part was compiled into a context, over all runs (for tests). */
-const partLoads: Record<string, number> = {};
-
-/** How often each prelude part was compiled so far (see `PRELUDE_PARTS`); parts never loaded are absent. */
-export function preludePartLoads(): Record<string, number> {
-  return { ...partLoads };
-}
-
 /** Strings at least this long go into the guest through `encodeInto` instead of quickjs-emscripten's copy. */
 const FAST_STRING_CHARS = 1024;
 
@@ -788,7 +780,6 @@ export class RunSession {
     const result = ctx.evalCode(source, `${name}.js`, { type: "global", strict: true });
     // A failure (out of memory, stack overflow) is thrown into the guest as the handle it is.
     if (result.error) throw result.error;
-    partLoads[name] = (partLoads[name] ?? 0) + 1;
     return result.value;
   }
 

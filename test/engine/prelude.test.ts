@@ -5,7 +5,7 @@
  * is visible), gives the same outcome, and is disposed when the run is cancelled before it starts.
  */
 import { describe, expect, it } from "vitest";
-import { preludePartLoads, preparedRunCount } from "@/worker/engine";
+import { preparedRunCount } from "@/worker/engine";
 import { fakeHost, getEngine, input, parseValue } from "./helpers";
 
 const idle = () => new Promise((resolve) => setTimeout(resolve, 20));
@@ -63,29 +63,6 @@ describe("lazily compiled prelude parts", () => {
       "AppCallDenied denied by policy { policy: 'deny' } AppCallDenied: denied by policy",
     );
     expect(tampered).toEqual(clean);
-  });
-
-  it("compiles the vault part only for a run with vault names, and builds the same frozen vault", async () => {
-    const engine = await getEngine();
-    const probe = `return [Object.isFrozen(vault), Object.getPrototypeOf(vault), Reflect.ownKeys(vault),
-      vault.a && Object.isFrozen(vault.a), vault.a && Reflect.ownKeys(vault.a), vault.a && vault.a.k, vault.plain];`;
-    const loads = () => preludePartLoads().vault ?? 0;
-    const before = loads();
-    const none = await engine.run(input(probe, { vaultNames: [] }), fakeHost());
-    expect(parseValue(none)).toEqual([true, null, [], null, null, null, null]);
-    expect(loads()).toBe(before);
-    const names = ["a/k", "plain", "a/j", "plain/x", "a/k"];
-    const some = await engine.run(input(probe, { vaultNames: names }), fakeHost());
-    expect(parseValue(some)).toEqual([
-      true,
-      null,
-      ["a", "plain"],
-      true,
-      ["k", "j"],
-      "\u27E6vault:a/k\u27E7",
-      "\u27E6vault:plain\u27E7",
-    ]);
-    expect(loads()).toBe(before + 1);
   });
 
   it("reports compile errors with line and column without compiling anything else first", async () => {
