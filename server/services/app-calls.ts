@@ -237,13 +237,13 @@ export async function performAppCall(
   let answer = "ok";
   try {
     const progress = progressRecorder(platform, opId, call, (text) => redact(text, secrets));
-    const tracked = trackRunCall(platform, call.runId);
+    const onCancel = trackRunCall(platform, call.runId);
     const result = redact(
       await platform.apps
         .call(call.entry, substituted.args, {
           userId: call.principal.userId,
           onProgress: progress.onProgress,
-          signal: tracked.signal,
+          ...(onCancel ? { onCancel } : {}),
           ...(call.tasks ? { tasks: true } : {}),
           // A program's call parks durably instead of waiting in memory for a 2026-07-28 server's question.
           ...(call.runId ? { inputRequired: "return" as const, retry: call.resume?.retry } : {}),
@@ -253,10 +253,7 @@ export async function performAppCall(
           answer = isAppCallError(error) ? error.reason : "unavailable";
           throw error;
         })
-        .finally(() => {
-          tracked.done();
-          return progress.flush();
-        }),
+        .finally(() => progress.flush()),
       secrets,
     );
     observeAppCall(call.entry.connectionId, answer, (performance.now() - sentAt) / 1000);
