@@ -50,7 +50,7 @@ export interface Platform {
   /** Turns in progress here, by turn id: aborting one stops the model; a `turn-stop` event does too. */
   activeTurns: Map<string, AbortController>;
   /** App calls in flight, by run id: when the run ends they are cancelled at the App (run-app-calls.ts). */
-  runAppCalls: Map<string, Set<AbortController>>;
+  runAppCalls: Map<string, Set<() => void>>;
   /**
    * True once `close` began: runs aborted then are handed over (left Running, taken over through replay
    * by another instance, or by this one's next start), not finished as Cancelled.

@@ -315,6 +315,11 @@ export class AppConnection {
     opts: {
       timeoutMs: number;
       signal?: AbortSignal;
+      /**
+       * Registers a function that cancels this call (a run's end, run-app-calls.ts); the returned one is
+       * called when the call is over. The same as `signal` without an AbortSignal and listener per call.
+       */
+      onCancel?: (cancel: () => void) => () => void;
       binding: string;
       onProgress?: SendOptions["onprogress"];
       inputRequired?: "ask" | "return";
@@ -344,6 +349,7 @@ export class AppConnection {
     };
     const onCallerAbort = () => controller.abort(new AppCallError("unavailable", "The call was cancelled."));
     opts.signal?.addEventListener("abort", onCallerAbort, { once: true });
+    const unhook = opts.onCancel?.(onCallerAbort);
     const aborted = new Promise<never>((_, reject) => {
       controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true });
     });
@@ -382,6 +388,7 @@ export class AppConnection {
       .finally(() => {
         disarm();
         opts.signal?.removeEventListener("abort", onCallerAbort);
+        unhook?.();
         if (record) this.inflight.delete(record.key);
         record?.input?.dispose();
       });

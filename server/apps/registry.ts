@@ -108,6 +108,8 @@ export class AppRegistry {
     opts: {
       timeoutMs?: number;
       signal?: AbortSignal;
+      /** Another way to cancel (see AppConnection.call): cheaper than a signal per call. */
+      onCancel?: (cancel: () => void) => () => void;
       onProgress?: (progress: AppProgress) => void;
       userId?: string;
       /** The App may answer with a task (it then fails with `task_started` carrying it; see tasks.ts). */
@@ -151,6 +153,7 @@ export class AppRegistry {
     return conn.call(op, {
       timeoutMs,
       signal: opts.signal,
+      onCancel: opts.onCancel,
       binding: entry.binding,
       onProgress: opts.onProgress,
       inputRequired: opts.inputRequired,

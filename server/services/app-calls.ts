@@ -232,18 +232,21 @@ export async function performAppCall(
     ...substituted.secrets,
     ...(await knownSecrets(platform, written?.fingerprint ?? call.deferred?.fingerprint)),
   ];
-  const traced = await traceCall(platform, call, () => JSON.stringify(redact(substituted.args, secrets)));
+  // Tracing off (the usual case): no async call and await per call for a span that is never made.
+  const traced = platform.telemetry.enabled
+    ? await traceCall(platform, call, () => JSON.stringify(redact(substituted.args, secrets)))
+    : null;
   const sentAt = performance.now();
   let answer = "ok";
   try {
     const progress = progressRecorder(platform, opId, call, (text) => redact(text, secrets));
-    const tracked = trackRunCall(platform, call.runId);
+    const onCancel = trackRunCall(platform, call.runId);
     const result = redact(
       await platform.apps
         .call(call.entry, substituted.args, {
           userId: call.principal.userId,
           onProgress: progress.onProgress,
-          signal: tracked.signal,
+          ...(onCancel ? { onCancel } : {}),
           ...(call.tasks ? { tasks: true } : {}),
           // A program's call parks durably instead of waiting in memory for a 2026-07-28 server's question.
           ...(call.runId ? { inputRequired: "return" as const, retry: call.resume?.retry } : {}),
@@ -253,10 +256,7 @@ export async function performAppCall(
           answer = isAppCallError(error) ? error.reason : "unavailable";
           throw error;
         })
-        .finally(() => {
-          tracked.done();
-          return progress.flush();
-        }),
+        .finally(() => progress.flush()),
       secrets,
     );
     observeAppCall(call.entry.connectionId, answer, (performance.now() - sentAt) / 1000);
