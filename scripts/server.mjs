@@ -11,23 +11,10 @@ const app = next({ dev: false, hostname: host, port, dir: process.cwd() });
 const handle = app.getRequestHandler();
 await app.prepare();
 
-/**
- * The REST API (`/v1`) is not compressed for a peer on this host (a local client, or a reverse proxy on
- * the same machine, which compresses for the network itself if it is told to: nginx `gzip_types
- * application/json`, Caddy `encode`): bytes cost nothing on loopback, while Next's gzip of a finished
- * run's record (tens of KB) cost ~0.33 ms of main-thread CPU per response (zlib processChunk was ~4% of
- * the main thread's profile under bench:load). Pages, their assets and /api (tRPC) stay compressed, and a
- * remote peer's /v1 responses too.
- */
-const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/;
-const isApi = (url) => url === "/v1" || url.startsWith("/v1/") || url.startsWith("/v1?");
-
 // The app reads the client's address from this header (sign-in rate limit); set from the socket, never
 // taken from the client.
 const server = createServer((req, res) => {
-  const peer = req.socket.remoteAddress ?? "";
-  req.headers["x-openbot-peer"] = peer;
-  if (LOOPBACK.test(peer) && isApi(req.url ?? "")) delete req.headers["accept-encoding"];
+  req.headers["x-openbot-peer"] = req.socket.remoteAddress ?? "";
   handle(req, res);
 });
 server.listen(port, host, () => console.log(`OpenBot is serving http://${host}:${port}`));
