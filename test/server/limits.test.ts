@@ -159,6 +159,26 @@ describe("what a page reports at the end of a run", () => {
     );
     expect(rows.map((r) => r.idx)).toEqual(order);
   });
+
+  it("writes only the calls whose place in the completion order moved", async () => {
+    const { caller, runId, attempt } = await pageRunWithCalls(4);
+    const versions = async () =>
+      t.platform.db.query<{ idx: number; completed_seq: number; xmin: string }>(
+        "select idx, completed_seq, xmin::text as xmin from code_run_calls where run_id = $1 order by idx",
+        [runId],
+      );
+    const before = await versions();
+    expect(before.map((r) => r.completed_seq)).toEqual([1, 2, 3, 4]);
+    await caller.codeRuns.finish({
+      runId,
+      attempt,
+      outcome: { status: "completed", valueJson: "1", logs: [], output: [], completionOrder: [0, 1, 3, 2] },
+    });
+    const after = await versions();
+    expect(after.map((r) => r.completed_seq)).toEqual([1, 2, 4, 3]);
+    // The first two kept their row version (no update at all); the two that swapped places were written.
+    expect(after.map((r, i) => r.xmin === before[i]!.xmin)).toEqual([true, true, false, false]);
+  });
 });
 
 describe("one call's arguments", () => {

@@ -20,6 +20,7 @@ import { sql as inputPark } from "./0018-input-park";
 import { sql as appTasks } from "./0019-app-tasks";
 import { sql as runTraceparent } from "./0020-run-traceparent";
 import { sql as operationArgsOnCall } from "./0022-operation-args-on-call";
+import { sql as writeRoom } from "./0023-write-room";
 
 export const MIGRATIONS: readonly Migration[] = [
   { id: "0001-core", sql: core },
@@ -41,4 +42,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: "0019-app-tasks", sql: appTasks },
   { id: "0020-run-traceparent", sql: runTraceparent },
   { id: "0022-operation-args-on-call", sql: operationArgsOnCall },
+  { id: "0023-write-room", sql: writeRoom },
 ];

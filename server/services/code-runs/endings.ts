@@ -143,6 +143,8 @@ function checkOutcomeBounds(run: RunRow, outcome: RunOutcome): void {
  * The order in which outcomes reached the program (the engine reports it) replaces the order the
  * server stored them in: answers crossing a network can arrive in another order than they were stored.
  * One statement, whatever the length (PGlite serialises every query, so one per entry stalls everyone).
+ * A call already at its place is not written again (usually all of them: the server stores outcomes in
+ * the order the program gets them), so no new row version, and no WAL, for an order that did not change.
  */
 async function storeCompletionOrder(ctx: ServiceContext, runId: string, order: number[]): Promise<void> {
   const indexes = [...new Set(order)];
@@ -153,7 +155,8 @@ async function storeCompletionOrder(ctx: ServiceContext, runId: string, order: n
      stored as (
        update code_run_calls c set completed_seq = o.seq
        from unnest($2::int[], $3::int[]) as o(idx, seq)
-       where c.run_id = $1 and c.idx = o.idx and c.outcome_enc is not null and (select n from n) >= $4)
+       where c.run_id = $1 and c.idx = o.idx and c.outcome_enc is not null and c.completed_seq is distinct from o.seq
+         and (select n from n) >= $4)
      select n from n`,
     [runId, indexes, seqs, order.length],
   );
