@@ -29,6 +29,12 @@ const YIELD_AFTER_MS = 5;
 export async function openPgliteLocal(dataDir: string | null): Promise<LocalDb> {
   if (dataDir) mkdirSync(dataDir, { recursive: true });
   const pg = dataDir ? await PGlite.create(dataDir) : await PGlite.create();
+  // A new 16 MB WAL segment is not zero-filled first (Postgres finds the end of its WAL by each record's
+  // checksum and page address, not by zeros, which is why the setting exists). PGlite is one backend with
+  // no checkpointer, so segments are made new until the first checkpoint at max_wal_size (1 GB), each
+  // costing 16 MB of writes through its file-system layer: 12,000 inserts of 2.5 KB took 30-40 % less CPU
+  // without the zero fill (measured in one process, interleaved).
+  await pg.exec("set wal_init_zero = off");
   // Queued statements would run back to back in promise callbacks alone, never letting the event loop
   // take I/O (here: the main thread's messages, flushing replies) until the queue is empty: after
   // YIELD_AFTER_MS of continuous work the next statement waits one turn of the event loop (setImmediate).

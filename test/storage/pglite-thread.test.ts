@@ -32,6 +32,10 @@ describe("PGlite on its own thread", () => {
     expect(where?.threadId).not.toBe(threadId);
   });
 
+  it("does not zero-fill new WAL segments (pglite-local.ts: 16 MB of writes each)", async () => {
+    expect(await db.query("show wal_init_zero")).toEqual([{ wal_init_zero: "off" }]);
+  });
+
   it("keeps a statement error's SQLSTATE code and fields", async () => {
     await db.query("insert into items values (1, 'one')");
     const duplicate = await failure(db.query("insert into items values (1, 'again')"));
