@@ -9,7 +9,8 @@
  * ≥ 1,000/s on one instance), peak RSS (all instances, worker threads included) and /v1/health p99 while
  * under load (goal ≤ 500 ms), and the work per nested call read from each instance's /v1/metrics
  * (openbot_db_work, openbot_sealed_values): statements, round trips, transactions, seal and open, a run's
- * own overhead shared by its 20 calls. Informational: the exit code is 0 unless the bench could not run.
+ * own overhead shared by its 20 calls. Before the measured rounds each scenario runs a warm-up round of each
+ * program (100 runs; quick: 20; `--no-warm-up`: none), not counted. Informational: the exit code is 0 unless the bench could not run.
  * Ports: OPENBOT_BENCH_PORT (default 5540) and the next two (the proxy). Code Mode caps as JSON in
  * OPENBOT_BENCH_CODE_MODE (default '{"maxServerRuns":8,"maxServerRunsPerUser":8,"maxQueuedRunsPerUser":1000}').
  */
@@ -30,6 +31,8 @@ const DB_URL =
 const PORT = Number(process.env.OPENBOT_BENCH_PORT ?? 5540);
 const ADMIN_TOKEN = "obk_bench-admin-token-0123456789";
 const RUNS = QUICK ? 40 : 200;
+/** Runs of each program before the measured rounds, not counted (see load()). */
+const WARM_RUNS = args.includes("--no-warm-up") ? 0 : QUICK ? 20 : 100;
 const CALLS = 20;
 const GOALS = { errors: 0, callsPerSecond: 1000, healthP99Ms: 500 };
 const CODE_MODE = JSON.parse(
@@ -221,6 +224,17 @@ async function load(instances, front, label) {
       code: PROGRAMS.sequential,
       reason: "warm-up",
     });
+  // Then a warm-up round of each program, not counted: a server that has just started spends about half
+  // a core optimizing its hot JavaScript on V8's background threads for its first seconds under load
+  // (measured with perf: TurboFan's compiler on the platform threads), which a server that has been up
+  // for a while does not. `--no-warm-up` measures a cold server.
+  if (WARM_RUNS > 0)
+    for (const code of Object.values(PROGRAMS))
+      await Promise.all(
+        Array.from({ length: WARM_RUNS }, (_, n) =>
+          api(front, "POST", `/v1/chats/${chat}/code-runs`, { code, reason: `warm-up ${n}` }),
+        ),
+      );
   const rows = [];
   for (const [mode, code] of Object.entries(PROGRAMS)) {
     const counted = await allCounters(instances);
@@ -307,7 +321,7 @@ async function scenario(label, count, env) {
 
 const rows = [];
 console.log(
-  `bench:load${QUICK ? " --quick" : ""}: ${RUNS} concurrent API runs × ${CALLS} calls; caps ${JSON.stringify(CODE_MODE)}; ` +
+  `bench:load${QUICK ? " --quick" : ""}: ${RUNS} concurrent API runs × ${CALLS} calls, after a warm-up round of ${WARM_RUNS} runs of each program (not counted; --no-warm-up: none); caps ${JSON.stringify(CODE_MODE)}; ` +
     `load average ${os
       .loadavg()
       .map((l) => l.toFixed(1))
