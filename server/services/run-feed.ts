@@ -15,12 +15,15 @@ export async function* runChanges(
 ): AsyncGenerator<{ runId: string | null; at: number }> {
   const { db, events } = ctx.platform;
   await readableChat(db, ctx.principal, chatId);
+  // Listening before the chat's runs are read: a run created while they are read is either in the rows
+  // or its creation (which names the chat) waits in `changes`. Listening after the read lost such a run's
+  // every later change (they name only the run), and its card stayed Running after it ended.
+  const changes = on(events, "run", { signal });
   const runsOfChat = new Set(
     (await db.query<{ id: string }>("select id from code_runs where chat_id = $1", [chatId])).map((r) => r.id),
   );
-  const changes = on(events, "run", { signal });
-  // Listening from here on: one change first, so the page reads the runs as of now. A run that changed
-  // between the page's first read and this subscription (a reload's re-sent result landing) is not missed.
+  // One change first, so the page reads the runs as of now. A run that changed between the page's first
+  // read and this subscription (a reload's re-sent result landing) is not missed.
   yield { runId: null, at: Date.now() };
   for await (const [event] of changes) {
     const { runId, chatId: of } = event as { runId?: string | null; chatId?: string };
