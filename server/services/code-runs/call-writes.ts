@@ -60,12 +60,34 @@ function recordJson(m: CallRecord, n: number) {
   };
 }
 
-export interface CallRecorded {
+/** What a write of a call's record tells its caller. */
+export interface CallWritten {
   /** null: no such run. */
   status: RunRow["status"] | null;
   attempt: number | null;
-  /** Recorded now (false: the run is not running at this attempt, or the index was recorded before). */
+  /** Written now (false: the run is not running at this attempt, or the index was recorded before; see each kind for more). */
   inserted: boolean;
+}
+
+/** A row of a call-write statement: the member's place `n` and its CallWritten. */
+type WrittenRow = { n: number } & CallWritten;
+
+/** Each member's answer from the statement's rows, in member order (no row: no such run). */
+function writtenOf<R extends WrittenRow>(rows: R[], count: number): { written: CallWritten; row: R | undefined }[] {
+  const byN = new Map(rows.map((r) => [Number(r.n), r]));
+  return Array.from({ length: count }, (_, n) => {
+    const row = byN.get(n);
+    return {
+      written: { status: row?.status ?? null, attempt: row?.attempt ?? null, inserted: row?.inserted === true },
+      row,
+    };
+  });
+}
+
+/** Two writes of one call never share a statement (BatchKind.key). */
+const oneCall = (m: { runId: string; index: number }) => `${m.runId}:${m.index}`;
+
+export interface CallRecorded extends CallWritten {
   /** The connection's stored policies (null: the connection is gone). */
   policies: string | null;
 }
@@ -77,16 +99,10 @@ export interface CallRecorded {
  */
 export const recordCalls: BatchKind<CallRecord, CallRecorded> = {
   name: "record-calls",
-  key: (m) => `${m.runId}:${m.index}`,
+  key: oneCall,
   size: (m) => m.argsEnc.length + m.source.length,
   async run(db, members) {
-    const rows = await db.query<{
-      n: number;
-      status: RunRow["status"] | null;
-      attempt: number | null;
-      inserted: boolean;
-      policies: string | null;
-    }>(
+    const rows = await db.query<WrittenRow & { policies: string | null }>(
       // Each member's run is looked up by its key (a lateral subquery kept apart by `offset 0`): a join the
       // planner is free to choose became a hash join over every run, whose cost grows with the table.
       `with v as (
@@ -105,16 +121,7 @@ export const recordCalls: BatchKind<CallRecord, CallRecorded> = {
        from v order by v.n`,
       [JSON.stringify(members.map(recordJson))],
     );
-    const byN = new Map(rows.map((r) => [Number(r.n), r]));
-    return members.map((_, n) => {
-      const r = byN.get(n);
-      return {
-        status: r?.status ?? null,
-        attempt: r?.attempt ?? null,
-        inserted: r?.inserted === true,
-        policies: r?.policies ?? null,
-      };
-    });
+    return writtenOf(rows, members.length).map(({ written, row }) => ({ ...written, policies: row?.policies ?? null }));
   },
 };
 
@@ -135,7 +142,7 @@ export interface OutcomeWrite {
  */
 export const recordOutcomes: BatchKind<OutcomeWrite, void> = {
   name: "record-outcomes",
-  key: (m) => `${m.runId}:${m.index}`,
+  key: oneCall,
   size: (m) => m.outcomeEnc.length + (m.operation?.resultEnc?.length ?? 0),
   async run(db, members) {
     const place = new Map<string, number>();
@@ -203,13 +210,8 @@ export interface ReadWrite extends CallRecord {
   };
 }
 
-export interface ReadWritten {
-  /** null: no such run. */
-  status: RunRow["status"] | null;
-  attempt: number | null;
-  /** Written now; false: the run is not running at this attempt, the index was recorded before, the stored policy no longer allows the tool, or the vault changed. */
-  inserted: boolean;
-}
+/** `inserted` false also when the stored policy no longer allows the tool or the vault changed. */
+export type ReadWritten = CallWritten;
 
 /**
  * A read-only call sent before anything was written (reads.ts): its record with its outcome and its place
@@ -219,15 +221,10 @@ export interface ReadWritten {
  */
 export const recordReads: BatchKind<ReadWrite, ReadWritten> = {
   name: "record-reads",
-  key: (m) => `${m.runId}:${m.index}`,
+  key: oneCall,
   size: (m) => m.argsEnc.length + m.source.length + m.outcomeEnc.length + (m.operation.resultEnc?.length ?? 0),
   async run(db, members) {
-    const rows = await db.query<{
-      n: number;
-      status: RunRow["status"] | null;
-      attempt: number | null;
-      inserted: boolean;
-    }>(
+    const rows = await db.query<WrittenRow>(
       // Runs and connections are looked up by key (lateral subqueries, see recordCalls). The counter moves
       // by the members that may be written; one that then meets a recorded index leaves a gap in the order.
       `with v as (
@@ -290,10 +287,6 @@ export const recordReads: BatchKind<ReadWrite, ReadWritten> = {
         [...new Set(members.map((m) => m.runId))],
       ],
     );
-    const byN = new Map(rows.map((r) => [Number(r.n), r]));
-    return members.map((_, n) => {
-      const r = byN.get(n);
-      return { status: r?.status ?? null, attempt: r?.attempt ?? null, inserted: r?.inserted === true };
-    });
+    return writtenOf(rows, members.length).map(({ written }) => written);
   },
 };
