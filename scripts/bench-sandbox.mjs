@@ -2,12 +2,16 @@
  * `npm run bench:sandbox`: the six workloads of issue 16 through bare quickjs-emscripten (the floor, measured
  * in this same run), the in-process engine (dist/worker/engine.mjs) and the server path (SandboxSupervisor
  * over Node worker threads, dist/worker/{supervisor,node-port}.mjs), as per-workload medians and ratios, with
- * the issue's fixed peer figures and goals, and the server path's messages per run and µs per call. `-- --browser` runs the page path in Chromium instead
+ * the fastest peer (UTCP code-mode on isolated-vm) measured in the same run when `npm run bench:peer-setup` has
+ * set it up (scripts/bench-peer-client.mjs; `--peer` requires it, `--no-peer` leaves it out; without it, the
+ * issue's fixed peer figures), the goals, and the server path's messages per run and µs per call. `-- --browser` runs the page path in Chromium instead
  * (scripts/bench-sandbox-browser.mjs). Informational only: nothing here fails on a slow machine.
  */
 import os from "node:os";
 import RELEASE_SYNC from "@jitl/quickjs-wasmfile-release-sync";
 import { newQuickJSWASMModuleFromVariant, newVariant } from "quickjs-emscripten-core";
+import { PEER_HINT, startPeer } from "./bench-peer-client.mjs";
+import { printWithPeer } from "./bench-peer-report.mjs";
 import { fmt, goalOf, median, PEERS, printTable, ROWS_JSON, WORKLOADS } from "./bench-workloads.mjs";
 
 if (process.argv.includes("--browser")) {
@@ -126,8 +130,14 @@ async function main() {
   const rssPerWorker = (process.memoryUsage().rss - rssBefore) / 8;
   const server = (code) => completed(supervisor.run(input(code), handlers));
 
-  // The three systems take turns within each iteration (order rotating), so a load change on this shared
-  // machine hits all three alike and the ratios stay comparable; each turn is two runs back to back and
+  // The fastest peer (UTCP code-mode on isolated-vm) in a Node 22 child process, when .bench-peer/ is set up
+  // (scripts/bench-peer-client.mjs); null without it.
+  const peer = await startPeer(
+    process.argv.includes("--peer") ? true : process.argv.includes("--no-peer") ? false : undefined,
+  );
+
+  // The systems take turns within each iteration (order rotating), so a load change on this shared
+  // machine hits them all alike and the ratios stay comparable; each turn is two runs back to back and
   // only the second is timed (no idle time before it, as on a busy server).
   const systems = Object.entries({ bare: bareRun, inProcess, server });
   const results = {};
@@ -136,19 +146,28 @@ async function main() {
       workload.parallel
         ? Promise.all(Array.from({ length: workload.parallel }, () => runOne(workload.code)))
         : runOne(workload.code);
-    const times = Object.fromEntries(systems.map(([name]) => [name, []]));
-    for (let i = 0; i < workload.warm + workload.n; i++) {
-      for (let k = 0; k < systems.length; k++) {
-        const [name, runOne] = systems[(i + k) % systems.length];
-        // Twice in a row, the second timed: a busy server never idles between runs.
+    // Twice in a row, the second timed: a busy server never idles between runs. The peer times its own turn.
+    const turns = systems.map(([name, runOne]) => [
+      name,
+      async () => {
         await once(runOne);
         const started = performance.now();
         await once(runOne);
-        if (i >= workload.warm) times[name].push(performance.now() - started);
+        return performance.now() - started;
+      },
+    ]);
+    if (peer) turns.push(["peer", () => peer.turn(workload.name)]);
+    const times = Object.fromEntries(turns.map(([name]) => [name, []]));
+    for (let i = 0; i < workload.warm + workload.n; i++) {
+      for (let k = 0; k < turns.length; k++) {
+        const [name, turn] = turns[(i + k) % turns.length];
+        const ms = await turn();
+        if (i >= workload.warm) times[name].push(ms);
       }
     }
-    results[workload.name] = Object.fromEntries(systems.map(([name]) => [name, median(times[name])]));
+    results[workload.name] = Object.fromEntries(turns.map(([name]) => [name, median(times[name])]));
   }
+  peer?.close();
 
   // Messages per run on the server path (counts, so they hold on a loaded machine), one run at a time.
   const perRun = {};
@@ -227,9 +246,13 @@ async function main() {
   console.log(
     `machine: ${cpu}, ${os.cpus().length} cores, load ${os.loadavg()[0].toFixed(2)}, node ${process.version}`,
   );
-  console.log(
-    "medians in ms; ×bare = ratio to bare quickjs-emscripten measured in this run; peer = issue 16's fixed figure\n",
-  );
+  if (peer) {
+    printWithPeer(results, memory, peer.describe);
+  } else {
+    console.log(
+      "medians in ms; ×bare = ratio to bare quickjs-emscripten measured in this run; peer = issue 16's fixed figure\n",
+    );
+  }
   const table = [
     [
       "workload",
@@ -265,8 +288,11 @@ async function main() {
       `${m.bare} → ${m.inProcess} MiB`,
     ]);
   }
-  printTable(table);
-  console.log(`\nin-proc / server columns: ours against the goal (${"ours/peer or ours/bare"}), "ok" when within it`);
+  if (!peer) {
+    printTable(table);
+    console.log(`\nin-proc / server columns: ours against the goal (${"ours/peer or ours/bare"}), "ok" when within it`);
+    console.log(PEER_HINT);
+  }
   console.log(
     "memory cap/run: smallest whole-MiB memory limit (beyond the module's 8 MiB baseline) under which the run completes; 1 = the minimum",
   );
