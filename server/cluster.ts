@@ -113,7 +113,12 @@ export async function joinCluster(db: Db, events: EventBus, instanceId: string):
     logBatches.clear();
   };
 
+  // PGlite with no other cluster joined on its database object (one instance, the usual case): nobody
+  // would hear a message (this cluster drops its own), so none is made: a busy run emits a `run` change
+  // per nested call, each a JSON text, three promises and a parse for nothing.
+  const alone = () => db.kind === "pglite" && (localReceivers.get(db)?.size ?? 0) <= 1;
   events.attach((name, payload) => {
+    if (alone()) return;
     if (name === "run-log") {
       const { runId, line } = payload as PlatformEvents["run-log"][0];
       const lines = logBatches.get(runId) ?? [];
