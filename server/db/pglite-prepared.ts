@@ -9,7 +9,8 @@
  * statement, a quarter of a primary-key select. A result that changes, even a renamed column, fails on
  * Postgres's side ("cached plan must not change result type", measured on PGlite's Postgres 18) and the
  * statement is prepared again, so a kept description is never stale.
- * Values are serialised and rows parsed exactly as PGlite's `query` does (its serializers and parsers).
+ * Values are serialised and rows parsed with PGlite's own serializers and parsers, as its `query` does; the
+ * protocol bytes of a use are written and read in pglite-wire.ts, not by PGlite's protocol layer.
  */
 import "server-only";
 import { type PGlite, protocol } from "@electric-sql/pglite";
