@@ -53,7 +53,12 @@ export async function openPgliteLocal(dataDir: string | null): Promise<LocalDb> 
   // A statement with parameters (every service statement) or one without that reads or writes rows (a
   // health check's `select 1`, the settings and vault reads of every run) runs as a named prepared
   // statement; any other (DDL, migrations: texts run once) as PGlite's own query.
-  const prepared = preparedStatements(pg);
+  // NOTIFY payloads in prepared statements' replies (which PGlite's own listeners never see) go to the
+  // handlers `listen` registered; those in replies PGlite reads itself reach them through `pg.listen`.
+  const handlers = new Map<string, Set<(payload: string) => void>>();
+  const prepared = preparedStatements(pg, (channel, payload) => {
+    for (const handler of handlers.get(channel) ?? []) handler(payload);
+  });
   const run = async (sql: string, params: unknown[] = []) =>
     params.length > 0 || ROWS.test(sql) ? prepared.run(sql, params) : (await pg.query(sql, params)).rows;
   return {
@@ -62,6 +67,9 @@ export async function openPgliteLocal(dataDir: string | null): Promise<LocalDb> 
     async listen(channel, handler) {
       checkChannel(channel);
       await exclusive(() => pg.listen(channel, handler));
+      const known = handlers.get(channel);
+      if (known) known.add(handler);
+      else handlers.set(channel, new Set([handler]));
     },
     async notify(channel, payload) {
       checkChannel(channel);

@@ -9,30 +9,39 @@
  * statement, a quarter of a primary-key select. A result that changes, even a renamed column, fails on
  * Postgres's side ("cached plan must not change result type", measured on PGlite's Postgres 18) and the
  * statement is prepared again, so a kept description is never stale.
- * Values are serialised and rows parsed exactly as PGlite's `query` does (its serializers and parsers).
+ * Values are serialised and rows parsed with PGlite's own serializers and parsers, as its `query` does; the
+ * protocol bytes of a use are written and read in pglite-wire.ts, not by PGlite's protocol layer.
  */
 import "server-only";
-import { type PGlite, parse, protocol } from "@electric-sql/pglite";
+import { type PGlite, protocol } from "@electric-sql/pglite";
 import { PLAN_CHANGED } from "./pglite-protocol";
+import { bindExecuteSync, type Columns, readReply, replyBuffer, type TypeParsers } from "./pglite-wire";
 
 /** Statement texts kept prepared; the least recently used one is closed beyond this. */
 const MAX_PREPARED = 256;
 
-type BackendMessage = Awaited<ReturnType<PGlite["execProtocol"]>>["messages"][number];
-
 interface Prepared {
   name: string;
   types: number[];
-  /** The statement's RowDescription; null when it returns no rows. */
-  rows: BackendMessage | null;
+  /** The statement's columns, from its RowDescription; null when it returns no rows. */
+  columns: Columns | null;
 }
 
-/** `run(sql, params)` through named statements of `pg`; the caller serialises statements (one at a time). */
-export function preparedStatements(pg: PGlite): {
+/**
+ * `run(sql, params)` through named statements of `pg`; the caller serialises statements (one at a time).
+ * A NOTIFY payload in a statement's reply (a `pg_notify` of this connection, delivered at its commit) goes
+ * to `notified`: PGlite's own listeners never see these replies.
+ */
+export function preparedStatements(
+  pg: PGlite,
+  notified: (channel: string, payload: string) => void,
+): {
   run(sql: string, params: unknown[]): Promise<unknown[]>;
 } {
   const wire = protocol.serialize;
   const cache = new Map<string, Prepared>();
+  const reply = replyBuffer();
+  const parsers = pg.parsers as TypeParsers;
   let counter = 0;
 
   const prepare = async (sql: string): Promise<Prepared> => {
@@ -53,8 +62,13 @@ export function preparedStatements(pg: PGlite): {
     parts.push(wire.parse({ name, text: sql, types: [] }), wire.describe({ type: "S", name }), wire.sync());
     const { messages } = await pg.execProtocol(Buffer.concat(parts));
     const described = messages.find((m) => m.name === "parameterDescription") as { dataTypeIDs?: number[] } | undefined;
-    const rows = messages.find((m) => m.name === "rowDescription") ?? null;
-    const prepared = { name, types: described?.dataTypeIDs ?? [], rows };
+    const rows = messages.find((m) => m.name === "rowDescription") as
+      | { fields: { name: string; dataTypeID: number }[] }
+      | undefined;
+    const columns = rows
+      ? { names: rows.fields.map((f) => f.name), types: rows.fields.map((f) => f.dataTypeID) }
+      : null;
+    const prepared = { name, types: described?.dataTypeIDs ?? [], columns };
     cache.set(sql, prepared);
     return prepared;
   };
@@ -67,11 +81,12 @@ export function preparedStatements(pg: PGlite): {
       const serialize = serializers[statement.types[i] ?? 0];
       return serialize ? serialize(value) : String(value);
     });
-    const { messages } = await pg.execProtocol(
-      Buffer.concat([wire.bind({ statement: statement.name, values }), wire.execute({}), wire.sync()]),
-    );
-    const [result] = parse.parseResults(statement.rows ? [statement.rows, ...messages] : messages, pg.parsers);
-    return result?.rows ?? [];
+    reply.reset();
+    await pg.execProtocolRawStream(bindExecuteSync(statement.name, values), { onRawData: reply.append });
+    const { rows, failed, notifications } = readReply(reply.data, reply.length, statement.columns, parsers);
+    for (const n of notifications) queueMicrotask(() => notified(n.channel, n.payload));
+    if (failed) throw databaseError(reply.data.subarray(0, reply.length));
+    return rows;
   };
 
   return {
@@ -88,4 +103,13 @@ export function preparedStatements(pg: PGlite): {
       }
     },
   };
+}
+
+/** The reply's ErrorResponse as PGlite's parser makes it (the DatabaseError its `execProtocol` throws). */
+function databaseError(data: Uint8Array): Error {
+  let error: Error | undefined;
+  new protocol.Parser().parse(Uint8Array.from(data), (message) => {
+    if (!error && message.name === "error") error = message as unknown as Error;
+  });
+  return error ?? new Error("PGlite reported an error it did not describe");
 }

@@ -94,6 +94,33 @@ describe("PGlite prepared statements", () => {
     expect(await db.query("select * from renamed where id = $1", ["r1"])).toEqual([{ id: "r1", newest: "v" }]);
   });
 
+  it("reads rows as PGlite's own query does: more types, unicode, NULLs, a reply larger than the read buffer", async () => {
+    const big = `${"é☃𝄞".repeat(30_000)}end`;
+    const sql = `select $1::text as big, now() as at, 12.50::numeric as price, '\\x00ff10'::bytea as raw,
+        array[1, null, 3]::int[] as ints, '{"k": "v"}'::json as doc, null::text as nothing, 1 as same, 2 as same
+      from generate_series(1, $2::int) g`;
+    const viaPrepared = await db.query<Record<string, unknown>>(sql, [big, 3]);
+    const viaQuery = await db.transaction((tx) => tx.query<Record<string, unknown>>(sql, [big, 3]));
+    expect(viaPrepared).toHaveLength(3);
+    expect(viaPrepared.map((r) => ({ ...r, at: null }))).toEqual(viaQuery.map((r) => ({ ...r, at: null })));
+    expect(viaPrepared[0]!.at).toBeInstanceOf(Date);
+    expect(viaPrepared[0]!.big).toBe(big);
+    expect(viaPrepared[0]!.raw).toEqual(new Uint8Array([0, 255, 16]));
+    expect(viaPrepared[0]!.same).toBe(2);
+    // A small reply after the large one is read whole (the buffer is reused from the start).
+    expect(await db.query("select $1::text as t", ["short"])).toEqual([{ t: "short" }]);
+  });
+
+  it("delivers a NOTIFY sent by a prepared statement to each listener once", async () => {
+    const heard: string[] = [];
+    await db.listen("prepared_notify", (payload) => heard.push(payload));
+    await db.notify("prepared_notify", "one");
+    await db.query("select pg_notify($1, $2)", ["prepared_notify", "two"]);
+    await db.query("select 1");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(heard).toEqual(["one", "two"]);
+  });
+
   it("runs a bare select as a prepared statement too", async () => {
     await db.query("select count(*)::int as n from things where flag");
     await db.query("select count(*)::int as n from things where flag");
@@ -104,14 +131,22 @@ describe("PGlite prepared statements", () => {
 /** The protocol message types (one letter each) of every buffer sent to `pg`. */
 function recordSent(pg: PGlite): string[][] {
   const sent: string[][] = [];
-  const original = pg.execProtocol.bind(pg);
-  pg.execProtocol = (message, options) => {
-    const types: string[] = [];
+  const types = (message: Uint8Array) => {
+    const found: string[] = [];
     const view = new DataView(message.buffer, message.byteOffset, message.byteLength);
     for (let at = 0; at < message.byteLength; at += 1 + view.getInt32(at + 1))
-      types.push(String.fromCharCode(message[at]!));
-    sent.push(types);
+      found.push(String.fromCharCode(message[at]!));
+    sent.push(found);
+  };
+  const original = pg.execProtocol.bind(pg);
+  pg.execProtocol = (message, options) => {
+    types(message);
     return original(message, options);
+  };
+  const originalStream = pg.execProtocolRawStream.bind(pg);
+  pg.execProtocolRawStream = (message, options) => {
+    types(message);
+    return originalStream(message, options);
   };
   return sent;
 }
@@ -125,7 +160,7 @@ describe("PGlite prepared statements on the wire", () => {
   afterAll(() => pg?.close());
 
   it("describes a statement once: later uses are Bind, Execute, Sync with the kept row description", async () => {
-    const statements = preparedStatements(pg);
+    const statements = preparedStatements(pg, () => undefined);
     const sent = recordSent(pg);
     await statements.run("insert into wire values ($1, $2)", [1, "one"]);
     for (let i = 0; i < 3; i++) {
