@@ -4,7 +4,7 @@
  * build from bytecode (after); plus guest compute (a 1e6 loop) and host-call crossings on both builds, to
  * show our build (another emcc and clang) is not slower. Interleaved in one process, CPU time per rep.
  *
- *   node scripts/build-worker.mjs && chrt -f 10 node scripts/bench-prelude-core.mjs [reps=1000]
+ *   chrt -f 10 npm run bench:prelude -- [reps=1000]   (bundles what it needs itself)
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
