@@ -67,13 +67,18 @@ function bytecodeOf(module: SandboxModule): Bytecode | null {
   let code = compiled.get(module);
   if (code === undefined) {
     code = compileCore(module);
+    // A heap too full right now (undefined) is tried again by the next preparation; the source serves meanwhile.
+    if (code === undefined) return null;
     compiled.set(module, code);
   }
   return code;
 }
 
-/** Compiles the core in a scratch runtime of `module` and copies its bytecode into the heap; null if it cannot. */
-function compileCore(module: SandboxModule): Bytecode | null {
+/**
+ * Compiles the core in a scratch runtime of `module` and copies its bytecode into the heap: null if the build
+ * cannot (no bytecode functions), undefined if it could not right now (the heap had no room).
+ */
+function compileCore(module: SandboxModule): Bytecode | null | undefined {
   if (typeof TextEncoder !== "function") return null;
   const runtime = module.quickjs.newRuntime();
   try {
@@ -83,7 +88,7 @@ function compileCore(module: SandboxModule): Bytecode | null {
       if (!inner?.ffi.QTS_CompileBytecode || !inner.ffi.QTS_EvalBytecode) return null;
       const source = new TextEncoder().encode(PRELUDE_SOURCE);
       const sourcePointer = module.copyBytes([source, new Uint8Array(1)]);
-      if (!sourcePointer) return null;
+      if (!sourcePointer) return undefined;
       let result: CoreResult;
       try {
         result = resolve(
@@ -94,14 +99,15 @@ function compileCore(module: SandboxModule): Bytecode | null {
         module.free(sourcePointer);
       }
       if (result.error) {
+        // Out of memory while compiling (our own constant source compiles otherwise; the tests prove it).
         result.error.dispose();
-        return null;
+        return undefined;
       }
       const bytes = ctx.getArrayBuffer(result.value);
       result.value.dispose();
       try {
         const pointer = module.copyBytes([bytes.value]);
-        if (!pointer) return null;
+        if (!pointer) return undefined;
         compileCount += 1;
         return { pointer, length: bytes.value.length };
       } finally {

@@ -116,7 +116,7 @@ describe("the prelude core from bytecode", () => {
   });
 });
 
-describe("deep recursion with our build in Node worker threads", () => {
+describe("our build's limits in Node worker threads", () => {
   let supervisor: SandboxSupervisor;
   beforeAll(() => {
     buildWorkerBundle();
@@ -137,5 +137,19 @@ describe("deep recursion with our build in Node worker threads", () => {
     for (let i = 0; i < 3; i++) {
       expect(parseValue(await supervisor.run(input(code), fakeHost()))).toBe("stack overflow");
     }
+  });
+
+  it.each([
+    ["typed arrays", `const k = []; for (;;) k.push(new Float64Array(1 << 18));`, "Memory"],
+    ["many small objects", `const k = []; for (;;) k.push({ a: k.length, b: [k.length] });`, "Memory"],
+    ["one huge typed array", `return new Uint8Array(512 * 1024 * 1024).length;`, "Memory"],
+    ["infinite loop", `for (;;) {}`, "Timeout"],
+    ["ReDoS", `return /^(a+)+$/.test("a".repeat(40) + "b");`, "Timeout"],
+    ["await loop", `for (;;) await null;`, "Timeout"],
+  ])("%s fails %s and the next run still works", async (_name, code, reason) => {
+    const limits = reason === "Memory" ? { memoryMb: 16, timeoutMs: 10_000 } : { timeoutMs: 300 };
+    const outcome = await supervisor.run(input(code, { limits }), fakeHost());
+    expect(outcome).toMatchObject({ status: "failed", reason });
+    expect(parseValue(await supervisor.run(input("return [1, 2].map((x) => x * 3)"), fakeHost()))).toEqual([3, 6]);
   });
 });
