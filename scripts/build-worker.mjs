@@ -1,8 +1,7 @@
 /**
  * Bundles the sandbox for Node: dist/worker/node-worker.mjs (the worker_threads entry the server spawns)
  * and dist/worker/engine.mjs, dist/worker/supervisor.mjs, dist/worker/node-port.mjs (for the benchmark). QuickJS packages stay external and load
- * from node_modules, so the .wasm is found next to its loader (our QuickJS build's loader, worker/quickjs, is
- * bundled: node-port.ts hands its compiled .wasm to the worker threads). dist/worker/pglite-thread.mjs: the thread
+ * from node_modules, so the .wasm is found next to its loader. dist/worker/pglite-thread.mjs: the thread
  * that owns the embedded database (PGlite external, its .wasm and data load from node_modules). Idempotent; prints one line.
  */
 

@@ -5,8 +5,8 @@
  * when a run finds one broken (an emscripten abort). Two builds: the stock package's, and ours (worker/quickjs,
  * scripts/build-quickjs.sh: the same C interface plus bytecode compile/run, see prelude-bytecode.ts), used only
  * when a host hands its compiled .wasm in (`setCompiledWasm(…, "openbot")`: Node worker threads, node-port.ts).
- * Also guards host-to-guest strings: quickjs-emscripten
- * writes them through an unchecked `malloc`, so a string that does not fit would corrupt the heap.
+ * Also guards host-to-guest strings: quickjs-emscripten writes them through an unchecked `malloc`, so a string
+ * that does not fit would corrupt the heap.
  */
 import RELEASE_SYNC from "@jitl/quickjs-wasmfile-release-sync";
 import { newQuickJSWASMModuleFromVariant, newVariant, type QuickJSWASMModule } from "quickjs-emscripten-core";
@@ -18,14 +18,6 @@ import { OPENBOT_SYNC } from "./quickjs/variant";
  * where that is large: Node worker threads (64 MiB). Pages and the main thread keep the stock build.
  */
 export type QuickJSBuild = "stock" | "openbot";
-
-/**
- * The build's .wasm, next to this module: worker/quickjs/ in the sources, dist/worker/quickjs/ beside the Node
- * bundles (scripts/build-worker.mjs copies it), and an asset of the page's bundle (its bundler follows this form).
- */
-export function quickjsWasmUrl(): URL {
-  return new URL("./quickjs/emscripten-module.wasm", import.meta.url);
-}
 
 /** Memory the module needs besides the program's own: static data, C stack, allocator slack. */
 export const MODULE_BASELINE_MB = 8;
