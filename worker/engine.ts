@@ -6,7 +6,7 @@
  * memory is the `memoryMb` cap; see run-session.ts for the run itself and prelude.ts for the guest side.
  */
 import type { EngineLimits, RunInput } from "../contracts/engine";
-import { evictModule, moduleFor, type SandboxModule, setCompiledWasm } from "./quickjs-module";
+import { evictModule, moduleFor, type QuickJSBuild, type SandboxModule, setCompiledWasm } from "./quickjs-module";
 import { type EngineHost, type EngineOutcome, type FreshContext, prepareContext, RunSession } from "./run-session";
 
 export { canonicalJson } from "./canonical-json";
@@ -28,6 +28,8 @@ export interface LoadEngineOptions {
   preloadMemoryMb?: number;
   /** The QuickJS .wasm already compiled (by the process that spawned this worker); see `setCompiledWasm`. */
   wasmModule?: WebAssembly.Module;
+  /** Which build `wasmModule` is (default "stock"); see `QuickJSBuild`. */
+  build?: QuickJSBuild;
 }
 
 /** Ranges from SPEC.md "API"; values outside are refused, not clamped. */
@@ -42,7 +44,7 @@ export const CODE_MAX_CHARS = 1 << 20;
 
 /** Loads the QuickJS module (rejects if WebAssembly cannot load it) and returns the engine. */
 export async function loadEngine(options: LoadEngineOptions = {}): Promise<Engine> {
-  if (options.wasmModule) setCompiledWasm(options.wasmModule);
+  if (options.wasmModule) setCompiledWasm(options.wasmModule, options.build);
   lastModule = await moduleFor(options.preloadMemoryMb ?? 64);
   prepareSoon(lastModule);
   return { run: runProgram, prepareNext };

@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { Worker } from "node:worker_threads";
+import type { QuickJSBuild } from "./quickjs-module";
 import type { WorkerPort } from "./supervisor";
 
 /** Where the bundled worker lives; relative to the process's working directory (the repo root). */
@@ -18,10 +19,13 @@ export const NODE_WORKER_PATH = path.join(/* turbopackIgnore: true */ process.cw
  */
 export const NODE_WORKER_STACK_MB = 64;
 
-/** The QuickJS .wasm of the package the worker bundle loads (relative to the working directory, like the worker). */
+/**
+ * The QuickJS .wasm handed to worker threads: our build (worker/quickjs, with the prelude core run from bytecode),
+ * relative to the working directory like the worker. Worker threads have the large native stack it needs.
+ */
 export const QUICKJS_WASM_PATH = path.join(
   /* turbopackIgnore: true */ process.cwd(),
-  "node_modules/@jitl/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm",
+  "worker/quickjs/emscripten-module.wasm",
 );
 
 let compiled: WebAssembly.Module | null | undefined;
@@ -42,16 +46,20 @@ function compiledWasm(): WebAssembly.Module | undefined {
   return compiled ?? undefined;
 }
 
-/** `wasmModule`: the compiled .wasm handed to the worker (default: this process's, compiled once). */
+/**
+ * `wasmModule`: the compiled .wasm handed to the worker (default: our build's, compiled once per process); `build`:
+ * which build it is. Without a module the worker loads the stock package's .wasm itself.
+ */
 export function spawnNodeWorker(
   scriptPath: string = NODE_WORKER_PATH,
   wasmModule: WebAssembly.Module | undefined = compiledWasm(),
+  build: QuickJSBuild = "openbot",
 ): WorkerPort {
   // Built apart by esbuild: the bundler must not try to follow this worker (it is not its module).
   const WorkerThread = Worker;
   const worker = new WorkerThread(/* turbopackIgnore: true */ scriptPath, {
     resourceLimits: { stackSizeMb: NODE_WORKER_STACK_MB },
-    workerData: wasmModule ? { wasmModule } : undefined,
+    workerData: wasmModule ? { wasmModule, build } : undefined,
   });
   worker.unref();
   let terminated = false;

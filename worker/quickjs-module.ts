@@ -2,11 +2,22 @@
  * QuickJS WebAssembly modules, one per memory size, each instantiated on its own fixed-size
  * `WebAssembly.Memory` (initial = maximum) so `memoryMb` is a hard cap: `runtime.setMemoryLimit` alone
  * does not bound an emscripten heap. Modules are cached (the two most recently used sizes) and dropped
- * when a run finds one broken (an emscripten abort). Also guards host-to-guest strings: quickjs-emscripten
- * writes them through an unchecked `malloc`, so a string that does not fit would corrupt the heap.
+ * when a run finds one broken (an emscripten abort). Two builds: the stock package's, and ours (worker/quickjs,
+ * scripts/build-quickjs.sh: the same C interface plus bytecode compile/run, see prelude-bytecode.ts), used only
+ * when a host hands its compiled .wasm in (`setCompiledWasm(…, "openbot")`: Node worker threads, node-port.ts).
+ * Also guards host-to-guest strings: quickjs-emscripten writes them through an unchecked `malloc`, so a string
+ * that does not fit would corrupt the heap.
  */
 import RELEASE_SYNC from "@jitl/quickjs-wasmfile-release-sync";
 import { newQuickJSWASMModuleFromVariant, newVariant, type QuickJSWASMModule } from "quickjs-emscripten-core";
+import { OPENBOT_SYNC } from "./quickjs/variant";
+
+/**
+ * Which QuickJS build a compiled .wasm is. "openbot" (ours) needs ~3x the native stack per QuickJS stack byte of
+ * "stock" (LLVM 14's code; worker/PROGRESS.md), so QuickJS's 256 KiB check only stays ahead of the host's stack
+ * where that is large: Node worker threads (64 MiB). Pages and the main thread keep the stock build.
+ */
+export type QuickJSBuild = "stock" | "openbot";
 
 /** Memory the module needs besides the program's own: static data, C stack, allocator slack. */
 export const MODULE_BASELINE_MB = 8;
@@ -49,15 +60,18 @@ interface EmscriptenHeap {
 const cache = new Map<number, Promise<SandboxModule>>();
 /** A compiled QuickJS WebAssembly.Module handed in by the host (see `setCompiledWasm`), or undefined. */
 let compiledWasm: WebAssembly.Module | undefined;
+let compiledBuild: QuickJSBuild = "stock";
 
 /**
  * Instantiates every later module from this compiled WebAssembly.Module instead of loading and compiling the
  * .wasm again. A Node server compiles it once and hands it to each worker thread: the threads then share its
  * compiled (and tiered-up) code, so a new worker's first run does not start from cold code. A page does the
- * same for its Web Workers (browser-port.ts). `undefined` goes back to loading the .wasm.
+ * same for its Web Workers (browser-port.ts). `build` says which build it is (default the stock package's);
+ * `undefined` goes back to loading the stock package's .wasm.
  */
-export function setCompiledWasm(module: WebAssembly.Module | undefined): void {
+export function setCompiledWasm(module: WebAssembly.Module | undefined, build: QuickJSBuild = "stock"): void {
   compiledWasm = module;
+  compiledBuild = module ? build : "stock";
 }
 
 /** Total pages of the fixed memory for a program limit of `memoryMb`. */
@@ -104,8 +118,9 @@ async function loadModule(memoryMb: number): Promise<SandboxModule> {
   const pages = memoryPagesFor(memoryMb);
   const wasmMemory = new WebAssembly.Memory({ initial: pages, maximum: pages });
   const wasmModule = compiledWasm;
+  const variant = wasmModule && compiledBuild === "openbot" ? OPENBOT_SYNC : RELEASE_SYNC;
   const quickjs = await newQuickJSWASMModuleFromVariant(
-    newVariant(RELEASE_SYNC, wasmModule ? { wasmMemory, wasmModule } : { wasmMemory }),
+    newVariant(variant, wasmModule ? { wasmMemory, wasmModule } : { wasmMemory }),
   );
   const heap = (quickjs as unknown as { module?: Partial<EmscriptenHeap> }).module;
   const malloc = heap?._malloc;

@@ -27,6 +27,7 @@ import type {
 } from "../contracts/engine";
 import { CANONICAL_MAX_DEPTH, canonicalJson, truncateUtf8, utf8Length } from "./canonical-json";
 import { BRIDGE, PRELUDE_PARTS, PRELUDE_SOURCE, type PreludeConfig, type PreludePart } from "./prelude";
+import { evalPreludeCore } from "./prelude-bytecode";
 import { evictModule, type SandboxModule } from "./quickjs-module";
 import { ReplaySchedule } from "./replay";
 import { binaryResult } from "./result-value";
@@ -85,7 +86,7 @@ export function prepareContext(module: SandboxModule): FreshContext | undefined 
   try {
     runtime.setMaxStackSize(MAX_STACK_BYTES);
     context = runtime.newContext();
-    return { runtime, context, prelude: compilePrelude(context) };
+    return { runtime, context, prelude: compilePrelude(module, context) };
   } catch (error) {
     context?.dispose();
     runtime.dispose();
@@ -100,9 +101,9 @@ export function disposeFresh(fresh: FreshContext): void {
   fresh.runtime.dispose();
 }
 
-/** Compiles the prelude's core and runs its run-independent half; returns its `configure` function. */
-function compilePrelude(ctx: QuickJSContext): QuickJSHandle {
-  const prelude = ctx.evalCode(PRELUDE_SOURCE, "prelude.js", { type: "global", strict: true });
+/** Loads the prelude's core (bytecode or source) and runs its run-independent half; returns its `configure` function. */
+function compilePrelude(module: SandboxModule, ctx: QuickJSContext): QuickJSHandle {
+  const prelude = evalPreludeCore(module, ctx);
   if (prelude.error) {
     prelude.error.dispose();
     throw new Error("the sandbox prelude failed to load");
@@ -270,7 +271,7 @@ export class RunSession {
     try {
       this.requireHeap((prelude ? 0 : PRELUDE_SOURCE.length) + configJson.length + this.input.code.length);
       this.slice(() => {
-        prelude ??= compilePrelude(ctx);
+        prelude ??= compilePrelude(this.module, ctx);
         this.startProgram(ctx, prelude, configJson);
       });
     } finally {

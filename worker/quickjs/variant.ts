@@ -1,0 +1,68 @@
+/**
+ * quickjs-emscripten's variant object for OpenBot's QuickJS build (this folder, made by scripts/build-quickjs.sh):
+ * its emscripten loader, and the FFI with the bytecode functions (ffi.ts).
+ *
+ * The loader comes from Debian's emcc 3.1.6, whose `stringToUTF8`/`lengthBytesUTF8` join a lone high surrogate with
+ * whatever follows (the character after it is lost); upstream's emcc encodes every code point apart, lone
+ * surrogates as three bytes. quickjs-emscripten-core copies host strings in with exactly these two, so the module
+ * gets upstream's behaviour here (our own implementation of it) before anything uses it.
+ */
+import type {
+  EmscriptenModuleLoaderOptions,
+  QuickJSEmscriptenModule,
+  QuickJSSyncVariant,
+} from "quickjs-emscripten-core";
+import loadQuickJS from "./emscripten-module.mjs";
+import { BytecodeFFI } from "./ffi";
+
+export const OPENBOT_SYNC: QuickJSSyncVariant = {
+  type: "sync",
+  importFFI: () => Promise.resolve(BytecodeFFI),
+  importModuleLoader: () =>
+    Promise.resolve(async (options?: EmscriptenModuleLoaderOptions) => withCodePointUtf8(await loadQuickJS(options))),
+};
+
+/** Replaces the module's two UTF-8 encoders with per-code-point ones (a pair is one code point, 4 bytes). */
+function withCodePointUtf8(module: QuickJSEmscriptenModule): QuickJSEmscriptenModule {
+  module.lengthBytesUTF8 = (text: string) => {
+    let length = 0;
+    for (let i = 0; i < text.length; i++) {
+      const code = text.codePointAt(i) as number;
+      if (code > 0xffff) i++;
+      length += code <= 0x7f ? 1 : code <= 0x7ff ? 2 : code <= 0xffff ? 3 : 4;
+    }
+    return length;
+  };
+  module.stringToUTF8 = (text: string, pointer: number, maxBytes: number) => {
+    if (!(maxBytes > 0)) return 0;
+    const heap = module.HEAPU8;
+    const end = pointer + maxBytes - 1;
+    let at = pointer;
+    for (let i = 0; i < text.length; i++) {
+      const code = text.codePointAt(i) as number;
+      if (code <= 0x7f) {
+        if (at >= end) break;
+        heap[at++] = code;
+      } else if (code <= 0x7ff) {
+        if (at + 1 >= end) break;
+        heap[at++] = 0xc0 | (code >> 6);
+        heap[at++] = 0x80 | (code & 63);
+      } else if (code <= 0xffff) {
+        if (at + 2 >= end) break;
+        heap[at++] = 0xe0 | (code >> 12);
+        heap[at++] = 0x80 | ((code >> 6) & 63);
+        heap[at++] = 0x80 | (code & 63);
+      } else {
+        if (at + 3 >= end) break;
+        heap[at++] = 0xf0 | (code >> 18);
+        heap[at++] = 0x80 | ((code >> 12) & 63);
+        heap[at++] = 0x80 | ((code >> 6) & 63);
+        heap[at++] = 0x80 | (code & 63);
+        i++;
+      }
+    }
+    heap[at] = 0;
+    return at - pointer;
+  };
+  return module;
+}
