@@ -5,8 +5,10 @@
  *
  * Trust: QuickJS does not validate bytecode, so reading bytes someone else chose could corrupt the heap. The
  * only bytecode ever read here is what this file compiled from `PRELUDE_SOURCE` (a constant of ours), in this
- * same process, kept in host-owned heap memory no guest value points at; no guest-reachable function reads
- * bytecode (the FFI is host-only). With a build that lacks the two functions, the core is compiled from source.
+ * same process. It is kept in host memory (a Uint8Array), not in the module's heap where guest programs run:
+ * each preparation copies it in, reads it and frees the copy, so not even a program that corrupted its heap
+ * could plant bytes for a later run. No guest-reachable function reads bytecode (the FFI is host-only). With
+ * a build that lacks the two functions, the core is compiled from source.
  */
 import type { QuickJSContext, QuickJSHandle } from "quickjs-emscripten-core";
 import { PRELUDE_SOURCE } from "./prelude";
@@ -27,14 +29,8 @@ interface ContextInternals {
   memory: { heapValueHandle(pointer: number): QuickJSHandle };
 }
 
-/** The core's bytecode in a module's heap: pointer and length. Never freed: it lives as long as its module. */
-interface Bytecode {
-  pointer: number;
-  length: number;
-}
-
-/** Per module: its core bytecode, or null when it could not be made (the source path is used). */
-const compiled = new WeakMap<SandboxModule, Bytecode | null>();
+/** Per module: its core's bytecode (host memory), or null when it could not be made (the source path is used). */
+const compiled = new WeakMap<SandboxModule, Uint8Array | null>();
 let compileCount = 0;
 
 /** How many times the core was compiled to bytecode, over all modules (for tests). */
@@ -49,7 +45,14 @@ export function evalPreludeCore(module: SandboxModule, ctx: QuickJSContext): Cor
   const inner = internals(ctx);
   const code = inner?.ffi.QTS_EvalBytecode ? bytecodeOf(module) : null;
   if (!inner?.ffi.QTS_EvalBytecode || !code) return evalPreludeSource(ctx);
-  return resolve(inner, inner.ffi.QTS_EvalBytecode(inner.ctx.value, code.pointer, code.length));
+  const pointer = module.copyBytes([code]);
+  if (!pointer) return evalPreludeSource(ctx);
+  try {
+    return resolve(inner, inner.ffi.QTS_EvalBytecode(inner.ctx.value, pointer, code.length));
+  } finally {
+    // JS_ReadObject copies what it reads; the bytes are not referenced after it.
+    module.free(pointer);
+  }
 }
 
 /** Compiles and evaluates the prelude's core from its source (any build; the benchmark's other side). */
@@ -63,7 +66,7 @@ export function usesPreludeBytecode(module: SandboxModule): boolean {
   return typeof ffi?.QTS_EvalBytecode === "function" && bytecodeOf(module) !== null;
 }
 
-function bytecodeOf(module: SandboxModule): Bytecode | null {
+function bytecodeOf(module: SandboxModule): Uint8Array | null {
   let code = compiled.get(module);
   if (code === undefined) {
     code = compileCore(module);
@@ -75,10 +78,10 @@ function bytecodeOf(module: SandboxModule): Bytecode | null {
 }
 
 /**
- * Compiles the core in a scratch runtime of `module` and copies its bytecode into the heap: null if the build
- * cannot (no bytecode functions), undefined if it could not right now (the heap had no room).
+ * Compiles the core in a scratch runtime of `module` and copies its bytecode out to host memory: null if the
+ * build cannot (no bytecode functions), undefined if it could not right now (the heap had no room).
  */
-function compileCore(module: SandboxModule): Bytecode | null | undefined {
+function compileCore(module: SandboxModule): Uint8Array | null | undefined {
   if (typeof TextEncoder !== "function") return null;
   const runtime = module.quickjs.newRuntime();
   try {
@@ -106,10 +109,8 @@ function compileCore(module: SandboxModule): Bytecode | null | undefined {
       const bytes = ctx.getArrayBuffer(result.value);
       result.value.dispose();
       try {
-        const pointer = module.copyBytes([bytes.value]);
-        if (!pointer) return undefined;
         compileCount += 1;
-        return { pointer, length: bytes.value.length };
+        return bytes.value.slice();
       } finally {
         bytes.dispose();
       }
