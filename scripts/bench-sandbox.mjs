@@ -11,8 +11,8 @@ import os from "node:os";
 import RELEASE_SYNC from "@jitl/quickjs-wasmfile-release-sync";
 import { newQuickJSWASMModuleFromVariant, newVariant } from "quickjs-emscripten-core";
 import { PEER_HINT, startPeer } from "./bench-peer-client.mjs";
-import { printWithPeer } from "./bench-peer-report.mjs";
-import { fmt, goalOf, median, PEERS, printTable, ROWS_JSON, WORKLOADS } from "./bench-workloads.mjs";
+import { printSandboxTable } from "./bench-sandbox-report.mjs";
+import { fmt, median, ROWS_JSON, WORKLOADS } from "./bench-workloads.mjs";
 
 if (process.argv.includes("--browser")) {
   await import("./bench-sandbox-browser.mjs");
@@ -246,53 +246,7 @@ async function main() {
   console.log(
     `machine: ${cpu}, ${os.cpus().length} cores, load ${os.loadavg()[0].toFixed(2)}, node ${process.version}`,
   );
-  if (peer) {
-    printWithPeer(results, memory, peer.describe);
-  } else {
-    console.log(
-      "medians in ms; ×bare = ratio to bare quickjs-emscripten measured in this run; peer = issue 16's fixed figure\n",
-    );
-  }
-  const table = [
-    [
-      "workload",
-      "bare",
-      "in-process",
-      "×bare",
-      "server",
-      "×bare",
-      "peer",
-      "goal",
-      "in-proc",
-      "server",
-      "memory cap/run bare → ours",
-    ],
-  ];
-  for (const workload of WORKLOADS) {
-    const r = results[workload.name];
-    const goal = goalOf(workload.name, r.bare);
-    const peer = PEERS[workload.name];
-    const mark = (ours) => `${fmt(goal.ratio(ours), 2)} ${goal.ratio(ours) <= goal.max ? "ok" : "MISS"}`;
-    const m = memory[workload.name];
-    table.push([
-      workload.label,
-      fmt(r.bare),
-      fmt(r.inProcess),
-      fmt(r.inProcess / r.bare, 2),
-      fmt(r.server),
-      fmt(r.server / r.bare, 2),
-      fmt(peer),
-      goal.text,
-      mark(r.inProcess),
-      mark(r.server),
-      `${m.bare} → ${m.inProcess} MiB`,
-    ]);
-  }
-  if (!peer) {
-    printTable(table);
-    console.log(`\nin-proc / server columns: ours against the goal (${"ours/peer or ours/bare"}), "ok" when within it`);
-    console.log(PEER_HINT);
-  }
+  printSandboxTable(results, memory, peer?.describe, PEER_HINT);
   console.log(
     "memory cap/run: smallest whole-MiB memory limit (beyond the module's 8 MiB baseline) under which the run completes; 1 = the minimum",
   );
