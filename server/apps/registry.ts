@@ -107,8 +107,7 @@ export class AppRegistry {
     /** `userId`: the caller, whose own sign-in a `person`-mode OAuth App's calls use. */
     opts: {
       timeoutMs?: number;
-      signal?: AbortSignal;
-      /** Another way to cancel (see AppConnection.call): cheaper than a signal per call. */
+      /** Registers how to cancel the call; the returned function takes it back (see AppConnection.call). */
       onCancel?: (cancel: () => void) => () => void;
       onProgress?: (progress: AppProgress) => void;
       userId?: string;
@@ -152,7 +151,6 @@ export class AppRegistry {
     }
     return conn.call(op, {
       timeoutMs,
-      signal: opts.signal,
       onCancel: opts.onCancel,
       binding: entry.binding,
       onProgress: opts.onProgress,

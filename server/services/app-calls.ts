@@ -240,13 +240,12 @@ export async function performAppCall(
   let answer = "ok";
   try {
     const progress = progressRecorder(platform, opId, call, (text) => redact(text, secrets));
-    const onCancel = trackRunCall(platform, call.runId);
     const result = redact(
       await platform.apps
         .call(call.entry, substituted.args, {
           userId: call.principal.userId,
           onProgress: progress.onProgress,
-          ...(onCancel ? { onCancel } : {}),
+          onCancel: trackRunCall(platform, call.runId),
           ...(call.tasks ? { tasks: true } : {}),
           // A program's call parks durably instead of waiting in memory for a 2026-07-28 server's question.
           ...(call.runId ? { inputRequired: "return" as const, retry: call.resume?.retry } : {}),

@@ -104,15 +104,25 @@ describe("a 2026-07-28 server", () => {
 
   it("cancelling a call cancels it on the App's side", async () => {
     const before = await serverStats();
-    const controller = new AbortController();
-    const waiting = apps.call(entryOf(apps, "modern.wait"), {}, { timeoutMs: 60_000, signal: controller.signal });
+    let cancel = (): void => undefined;
+    const waiting = apps.call(
+      entryOf(apps, "modern.wait"),
+      {},
+      {
+        timeoutMs: 60_000,
+        onCancel: (fn) => {
+          cancel = fn;
+          return () => undefined;
+        },
+      },
+    );
     waiting.catch(() => undefined);
     // Cancel once the App is running the call.
     await vi.waitFor(async () => expect((await serverStats()).waitStarted).toBe(before.waitStarted + 1), {
       timeout: 15_000,
       interval: 100,
     });
-    controller.abort();
+    cancel();
     const error = await failure(waiting);
     expect(error.reason).toBe("unavailable");
     await vi.waitFor(async () => expect((await serverStats()).cancelled).toBe(before.cancelled + 1), {
