@@ -118,7 +118,7 @@ async function loadModule(memoryMb: number): Promise<SandboxModule> {
   const pages = memoryPagesFor(memoryMb);
   const wasmMemory = new WebAssembly.Memory({ initial: pages, maximum: pages });
   const wasmModule = compiledWasm;
-  const variant = wasmModule && compiledBuild === "openbot" ? OPENBOT_SYNC : RELEASE_SYNC;
+  const variant = compiledBuild === "openbot" ? OPENBOT_SYNC : RELEASE_SYNC;
   const quickjs = await newQuickJSWASMModuleFromVariant(
     newVariant(variant, wasmModule ? { wasmMemory, wasmModule } : { wasmMemory }),
   );

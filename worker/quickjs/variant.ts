@@ -12,6 +12,7 @@ import type {
   QuickJSEmscriptenModule,
   QuickJSSyncVariant,
 } from "quickjs-emscripten-core";
+import { utf8Length } from "../canonical-json";
 import loadQuickJS from "./emscripten-module.mjs";
 import { BytecodeFFI } from "./ffi";
 
@@ -22,17 +23,12 @@ export const OPENBOT_SYNC: QuickJSSyncVariant = {
     Promise.resolve(async (options?: EmscriptenModuleLoaderOptions) => withCodePointUtf8(await loadQuickJS(options))),
 };
 
-/** Replaces the module's two UTF-8 encoders with per-code-point ones (a pair is one code point, 4 bytes). */
+/**
+ * Replaces the module's two UTF-8 encoders with per-code-point ones (a pair is one code point, 4 bytes): the length
+ * is canonical-json.ts's `utf8Length`, which counts exactly so.
+ */
 function withCodePointUtf8(module: QuickJSEmscriptenModule): QuickJSEmscriptenModule {
-  module.lengthBytesUTF8 = (text: string) => {
-    let length = 0;
-    for (let i = 0; i < text.length; i++) {
-      const code = text.codePointAt(i) as number;
-      if (code > 0xffff) i++;
-      length += code <= 0x7f ? 1 : code <= 0x7ff ? 2 : code <= 0xffff ? 3 : 4;
-    }
-    return length;
-  };
+  module.lengthBytesUTF8 = utf8Length;
   module.stringToUTF8 = (text: string, pointer: number, maxBytes: number) => {
     if (!(maxBytes > 0)) return 0;
     const heap = module.HEAPU8;
