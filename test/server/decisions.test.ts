@@ -224,6 +224,29 @@ return [a.structuredContent.id, b.structuredContent.id].length`;
     expect(execution).toMatchObject({ kind: "code_run", id: record.id, status: "Cancelled" });
   });
 
+  it("cancel of a run that has ended answers with its record and settles, withdraws or announces nothing", async () => {
+    const { caller, record } = await waitingRun();
+    const [pending] = await caller.decisions.list({ status: "pending", chatId: record.chat });
+    await caller.decisions.decide({ id: pending!.id, decision: "allow" });
+    await t.platform.settled();
+    const done = await caller.codeRuns.byId({ id: record.id });
+    expect(done.status).toBe("Completed");
+    let announced = 0;
+    const onCancel = () => {
+      announced += 1;
+    };
+    t.platform.events.on("run-cancel", onCancel);
+    try {
+      const again = await caller.codeRuns.cancel({ id: record.id });
+      expect(again.status).toBe("Completed");
+      expect(again.result).toEqual(done.result);
+    } finally {
+      t.platform.events.off("run-cancel", onCancel);
+    }
+    expect(announced).toBe(0);
+    expect(await caller.decisions.list({ status: "withdrawn", chatId: record.chat })).toEqual([]);
+  });
+
   it("only the chat's owner or an admin decides; readers see runs; strangers and keys without apps.use do not", async () => {
     const owner = await makePerson(t, "member");
     const reader = await makePerson(t, "member");

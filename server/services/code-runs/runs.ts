@@ -5,7 +5,7 @@
  */
 import "server-only";
 import { randomInt, randomUUID } from "node:crypto";
-import { type CodeRunRecord, type RunTicket, startRunInput } from "@/contracts/code-run";
+import { type CodeRunRecord, type CodeRunStatus, type RunTicket, startRunInput } from "@/contracts/code-run";
 import type { EngineLimits, HostCallAnswer } from "@/contracts/engine";
 import type { PlatformSettings } from "@/contracts/settings";
 import { logEvent, logFailure } from "../../log";
@@ -404,12 +404,18 @@ export async function runTicketOnServer(
   }
 }
 
+/** The statuses of a run that has not ended yet. */
+const LIVE_STATUSES: ReadonlySet<CodeRunStatus> = new Set<CodeRunStatus>(["Queued", "Running", "Waiting"]);
+
 export async function cancelRun(ctx: ServiceContext, runId: string): Promise<CodeRunRecord> {
   const principal = requirePermission(ctx.principal, "apps.use");
   const run = await loadRun(ctx, runId);
   await ownedChat(ctx.platform.db, principal, run.chat_id).catch(() => {
     throw new AppError("NOT_FOUND", "No such code run.");
   });
+  // A run that has already ended keeps its ending: nothing is settled, withdrawn or announced again
+  // (a second cancel, or one that crossed the run's own ending, answers with the record as it is).
+  if (!LIVE_STATUSES.has(run.status)) return getRun(ctx, runId);
   // The run is Cancelled in the record at once (whether or not its host is still alive); the instance
   // hosting it hears `run-cancel` (through NOTIFY when it is another one) and stops the program.
   await failRun(ctx, runId, "Cancelled", "The program was stopped.", []);
