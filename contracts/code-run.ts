@@ -13,6 +13,14 @@ export { idField };
 /** `Queued`: a server-side run waiting for a free slot (codeMode.maxServerRuns / maxServerRunsPerUser). */
 export const CODE_RUN_STATUSES = ["Queued", "Running", "Waiting", "Completed", "Failed", "Cancelled"] as const;
 export type CodeRunStatus = (typeof CODE_RUN_STATUSES)[number];
+/** The statuses of a run that has not ended yet (its ending is still to be settled). */
+export const LIVE_RUN_STATUSES = ["Queued", "Running", "Waiting"] as const satisfies readonly CodeRunStatus[];
+/** `LIVE_RUN_STATUSES` as an SQL list, for `status in ${LIVE_RUN_STATUSES_SQL}` (constants only, no input). */
+export const LIVE_RUN_STATUSES_SQL = `(${LIVE_RUN_STATUSES.map((s) => `'${s}'`).join(", ")})`;
+/** Whether a run in this status has not ended yet. */
+export function isLiveRunStatus(status: string | undefined): boolean {
+  return (LIVE_RUN_STATUSES as readonly string[]).includes(status ?? "");
+}
 
 export const startRunInput = z.object({
   chatId: idField("chatId"),

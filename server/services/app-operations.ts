@@ -12,6 +12,7 @@
  */
 import "server-only";
 import type { AppInputAnswer } from "@/contracts/app-operations";
+import { isLiveRunStatus, LIVE_RUN_STATUSES_SQL } from "@/contracts/code-run";
 import { answerProblem, type InputAnswer } from "../apps/registry";
 import type { InputQuestion } from "./app-input";
 import { storeAnswer } from "./app-input";
@@ -61,7 +62,7 @@ export async function listPendingInputs(ctx: ServiceContext, chatId: string): Pr
   }>(
     `select o.id, o.chat_id, o.run_id, o.input_enc, o.started_at, o.input_expires_at from app_operations o
      where o.chat_id = $1 and o.status = 'InputRequired'
-       and (o.run_id is null or exists (select 1 from code_runs r where r.id = o.run_id and r.status in ('Queued', 'Running', 'Waiting')))
+       and (o.run_id is null or exists (select 1 from code_runs r where r.id = o.run_id and r.status in ${LIVE_RUN_STATUSES_SQL}))
      order by o.started_at`,
     [chatId],
   );
@@ -117,7 +118,7 @@ export async function answerPendingInput(
   const q = question(ctx, operationId, row.input_enc);
   if (row.run_id) {
     const run = await platform.db.query<{ status: string }>("select status from code_runs where id = $1", [row.run_id]);
-    if (!["Queued", "Running", "Waiting"].includes(run[0]?.status ?? ""))
+    if (!isLiveRunStatus(run[0]?.status))
       throw new AppError(
         "CONFLICT",
         `The run that asked is ${run[0]?.status ?? "gone"}; nothing waits for this answer.`,

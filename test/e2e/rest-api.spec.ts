@@ -141,6 +141,47 @@ test("chats and a server-side run: POST /v1/chats/:id/code-runs answers with the
   expect((await request.get(`/v1/code-runs/run_nope`, { headers: admin })).status()).toBe(404);
 });
 
+/** A member and a key for them with what a chat's participant holds. */
+async function memberHeaders(request: APIRequestContext, name: string) {
+  const user = await request.post("/v1/users", { headers: admin, data: { name, role: "member" } });
+  expect(user.status()).toBe(201);
+  const { id } = await user.json();
+  const key = await request.post("/v1/api-keys", {
+    headers: admin,
+    data: { userId: id, name: `${name} key`, permissions: ["apps.use", "sessions.read", "sessions.write"] },
+  });
+  expect(key.status()).toBe(201);
+  return { id: id as string, headers: { Authorization: `Bearer ${(await key.json()).token}` } };
+}
+
+test("cancel of a run: a reader of the shared chat gets 403, a stranger 404, the owner the record", async ({
+  request,
+}) => {
+  await request.patch("/v1/platform/settings", {
+    headers: admin,
+    data: { expectedVersion: (await settings(request)).version, codeMode: { enabled: true } },
+  });
+  const reader = await memberHeaders(request, "Cancel reader");
+  const stranger = await memberHeaders(request, "Cancel stranger");
+  const chat = await (await request.post("/v1/chats", { headers: admin, data: { title: "Shared" } })).json();
+  const run = await request.post(`/v1/chats/${chat.id}/code-runs`, { headers: admin, data: { code: "return 1" } });
+  expect(run.status()).toBe(200);
+  const record = await run.json();
+  expect(
+    (await request.post(`/v1/chats/${chat.id}/shares`, { headers: admin, data: { userId: reader.id } })).status(),
+  ).toBe(201);
+
+  expect((await request.get(`/v1/code-runs/${record.id}`, { headers: reader.headers })).status()).toBe(200);
+  const refused = await request.post(`/v1/code-runs/${record.id}/cancel`, { headers: reader.headers });
+  expect(refused.status()).toBe(403);
+  expect((await refused.json()).error.message).toContain("owner or an admin");
+  expect((await request.get(`/v1/code-runs/${record.id}`, { headers: stranger.headers })).status()).toBe(404);
+  expect((await request.post(`/v1/code-runs/${record.id}/cancel`, { headers: stranger.headers })).status()).toBe(404);
+  const own = await request.post(`/v1/code-runs/${record.id}/cancel`, { headers: admin });
+  expect(own.status()).toBe(200);
+  expect(await own.json()).toMatchObject({ id: record.id, status: "Completed" });
+});
+
 test("Idempotency-Key: a retried POST /v1/chats/:id/code-runs returns the first run, never a second", async ({
   request,
 }) => {

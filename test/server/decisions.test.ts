@@ -270,6 +270,10 @@ return [a.structuredContent.id, b.structuredContent.id].length`;
     expect(await t.caller(reader).decisions.list({ chatId: chat.id })).toEqual([]);
     expect(await code(t.caller(reader).decisions.decide({ id: decision!.id, decision: "allow" }))).toBe("FORBIDDEN");
     expect(await code(t.caller(stranger).decisions.decide({ id: decision!.id, decision: "allow" }))).toBe("NOT_FOUND");
+    // A reader sees the run but may not stop it (told so); a stranger is not told the run exists.
+    expect(await code(t.caller(reader).codeRuns.cancel({ id: record.id }))).toBe("FORBIDDEN");
+    expect(await code(t.caller(stranger).codeRuns.cancel({ id: record.id }))).toBe("NOT_FOUND");
+    expect((await ownerCaller.codeRuns.byId({ id: record.id })).status).toBe("Waiting");
 
     await ownerCaller.chats.unshare({ chatId: chat.id, userId: reader.userId });
     expect(await code(t.caller(reader).codeRuns.byId({ id: record.id }))).toBe("NOT_FOUND");

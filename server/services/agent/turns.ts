@@ -6,6 +6,7 @@
 import "server-only";
 import { generateText, type LanguageModel } from "ai";
 import type { SendTurnInput } from "@/contracts/chats";
+import { LIVE_RUN_STATUSES_SQL } from "@/contracts/code-run";
 import type { TurnStatus, TurnView } from "@/contracts/turn-events";
 import { logFailure } from "../../log";
 import type { Platform } from "../../platform";
@@ -120,7 +121,7 @@ export async function stopTurn(ctx: ServiceContext, turnId: string): Promise<Tur
   await ownedChat(ctx.platform.db, ctx.principal, view.chatId);
   ctx.platform.events.emit("turn-stop", { turnId });
   const running = await ctx.platform.db.query<{ id: string }>(
-    "select id from code_runs where turn_id = $1 and status in ('Queued', 'Running', 'Waiting')",
+    `select id from code_runs where turn_id = $1 and status in ${LIVE_RUN_STATUSES_SQL}`,
     [turnId],
   );
   for (const r of running) await cancelRun(ctx, r.id).catch(() => undefined);
@@ -138,7 +139,7 @@ export async function deleteChat(ctx: ServiceContext, chatId: string): Promise<{
   for (const t of turns) ctx.platform.events.emit("turn-stop", { turnId: t.id });
   // Marked reported first: a run cancelled here must not post its late result into the chat being deleted.
   const running = await ctx.platform.db.query<{ id: string }>(
-    "update code_runs set reported = true where chat_id = $1 and status in ('Queued', 'Running', 'Waiting') returning id",
+    `update code_runs set reported = true where chat_id = $1 and status in ${LIVE_RUN_STATUSES_SQL} returning id`,
     [chatId],
   );
   for (const r of running) await cancelRun(ctx, r.id).catch(() => undefined);

@@ -5,7 +5,12 @@
  * are cancelled, and `run-settled` / `run-waiting` tell the subscribers (boot.ts) what comes next.
  */
 import "server-only";
-import type { CodeRunRecord, CodeRunResult, CodeRunStatus } from "@/contracts/code-run";
+import {
+  type CodeRunRecord,
+  type CodeRunResult,
+  type CodeRunStatus,
+  LIVE_RUN_STATUSES_SQL,
+} from "@/contracts/code-run";
 import type { EngineLimits, FailureReason, RunOutcome } from "@/contracts/engine";
 import { utf8Length } from "@/worker/canonical-json";
 import { logOutcome } from "../../log";
@@ -178,7 +183,7 @@ export async function failRun(
   const result: CodeRunResult = { _tag: "Failed", reason, errorId, message: message || SAFE_MESSAGES[reason], logs };
   await ctx.platform.db.query(
     `update code_runs set status = $1, failure_reason = $2, error_id = $3, result_enc = $4, updated_at = $5
-     where id = $6 and status in ('Queued', 'Running', 'Waiting')`,
+     where id = $6 and status in ${LIVE_RUN_STATUSES_SQL}`,
     [status, reason, errorId, seal(ctx, "code_runs", runId, "result", result), Date.now(), runId],
   );
   await withdrawWaiting(ctx, runId, status === "Cancelled" ? WITHDRAWN_MESSAGE.Cancelled : WITHDRAWN_MESSAGE.Failed);

@@ -5,7 +5,7 @@
  */
 import "server-only";
 import { randomInt, randomUUID } from "node:crypto";
-import { type CodeRunRecord, type CodeRunStatus, type RunTicket, startRunInput } from "@/contracts/code-run";
+import { type CodeRunRecord, isLiveRunStatus, type RunTicket, startRunInput } from "@/contracts/code-run";
 import type { EngineLimits, HostCallAnswer } from "@/contracts/engine";
 import type { PlatformSettings } from "@/contracts/settings";
 import { logEvent, logFailure } from "../../log";
@@ -14,7 +14,7 @@ import type { RunPass } from "../../run-admission";
 import { principalFromKeyId, requirePermission } from "../auth";
 import { ownedChat, ownsChat } from "../chats";
 import type { ServiceContext } from "../context";
-import { AppError, invalidInput } from "../errors";
+import { AppError, invalidInput, isAppError } from "../errors";
 import { traceAttempt } from "../run-trace";
 import { readSettings } from "../settings";
 import { transpileTypeScript } from "../transpile";
@@ -404,18 +404,18 @@ export async function runTicketOnServer(
   }
 }
 
-/** The statuses of a run that has not ended yet. */
-const LIVE_STATUSES: ReadonlySet<CodeRunStatus> = new Set<CodeRunStatus>(["Queued", "Running", "Waiting"]);
-
 export async function cancelRun(ctx: ServiceContext, runId: string): Promise<CodeRunRecord> {
   const principal = requirePermission(ctx.principal, "apps.use");
   const run = await loadRun(ctx, runId);
-  await ownedChat(ctx.platform.db, principal, run.chat_id).catch(() => {
+  // A reader of the chat sees the run and is told they may not stop it; anyone else is not told it exists.
+  await ownedChat(ctx.platform.db, principal, run.chat_id).catch((error: unknown) => {
+    if (isAppError(error) && error.code === "FORBIDDEN")
+      throw new AppError("FORBIDDEN", "Only the chat's owner or an admin can stop this code run.");
     throw new AppError("NOT_FOUND", "No such code run.");
   });
   // A run that has already ended keeps its ending: nothing is settled, withdrawn or announced again
   // (a second cancel, or one that crossed the run's own ending, answers with the record as it is).
-  if (!LIVE_STATUSES.has(run.status)) return getRun(ctx, runId);
+  if (!isLiveRunStatus(run.status)) return getRun(ctx, runId);
   // The run is Cancelled in the record at once (whether or not its host is still alive); the instance
   // hosting it hears `run-cancel` (through NOTIFY when it is another one) and stops the program.
   await failRun(ctx, runId, "Cancelled", "The program was stopped.", []);
