@@ -25,6 +25,8 @@ export interface PlatformEvents {
   "run-cancel": [{ runId: string }];
   /** Someone stopped a turn: the instance running its model stops it. */
   "turn-stop": [{ turnId: string }];
+  /** An admin changed the platform settings: every instance applies what it holds from them (run caps). */
+  "settings-changed": [{ version: number }];
   /** A connection was added, edited or removed: every instance reloads it from the table. */
   "connection-changed": [{ connectionId: string }];
   /**
@@ -44,7 +46,14 @@ export interface PlatformEvents {
   "direct-call-settled": [{ chatId: string; keyId: string | null; summary: string; payload: unknown }];
 }
 
-export type SharedEvent = "run" | "run-log" | "turn" | "run-cancel" | "turn-stop" | "connection-changed";
+export type SharedEvent =
+  | "run"
+  | "run-log"
+  | "turn"
+  | "run-cancel"
+  | "turn-stop"
+  | "connection-changed"
+  | "settings-changed";
 export const SHARED_EVENTS: readonly SharedEvent[] = [
   "run",
   "run-log",
@@ -52,6 +61,7 @@ export const SHARED_EVENTS: readonly SharedEvent[] = [
   "run-cancel",
   "turn-stop",
   "connection-changed",
+  "settings-changed",
 ];
 const SHARED = new Set<string>(SHARED_EVENTS);
 const plainEmit = EventEmitter.prototype.emit as (this: EventEmitter, name: unknown, ...args: unknown[]) => boolean;

@@ -22,6 +22,7 @@ import { loadKeyRing } from "./keys";
 import { logEvent, logFailure } from "./log";
 import { countSealed } from "./metrics";
 import { RunAdmission } from "./run-admission";
+import { readSettings } from "./services/settings";
 import { startTelemetry, type Telemetry } from "./telemetry";
 
 export interface Platform {
@@ -110,6 +111,10 @@ export async function createPlatform(options: CreatePlatformOptions = {}): Promi
     events.on("run-cancel", ({ runId }) => activeRuns.get(runId)?.abort());
     events.on("turn-stop", ({ turnId }) => activeTurns.get(turnId)?.abort());
     events.on("connection-changed", ({ connectionId }) => platform.track(apps.reload(connectionId)));
+    // Caps raised on any instance admit this instance's queued runs at once (not at its next request).
+    events.on("settings-changed", () =>
+      platform.track(readSettings(db).then((s) => platform.admission.apply(s.codeMode))),
+    );
     const timers = new Set<ReturnType<typeof setInterval>>();
     const platform: Platform = {
       env,

@@ -101,6 +101,15 @@ export class RunAdmission {
     };
   }
 
+  /**
+   * New caps take effect at once: queued runs that fit under raised caps are admitted now, not when the
+   * next request or release happens to come (lowered caps hold back the queue; running programs go on).
+   */
+  apply(limits: AdmissionLimits): void {
+    this.limits = limits;
+    this.pump();
+  }
+
   private fits(userId: string): boolean {
     const perUser = Math.min(this.limits.maxServerRunsPerUser, this.limits.maxServerRuns);
     return this.running < this.limits.maxServerRuns && (this.runningByUser.get(userId) ?? 0) < perUser;

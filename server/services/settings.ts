@@ -71,8 +71,13 @@ export async function getSettings(ctx: ServiceContext): Promise<PlatformSettings
 }
 
 /** An admin's change (tRPC `settings.update`, `PATCH /v1/platform/settings`). */
-export const updateSettings = (ctx: ServiceContext, patch: SettingsPatch): Promise<PlatformSettings> =>
-  writeSettings(ctx.platform.db, ctx.principal, patch, ctx.platform.seal);
+export async function updateSettings(ctx: ServiceContext, patch: SettingsPatch): Promise<PlatformSettings> {
+  const next = await writeSettings(ctx.platform.db, ctx.principal, patch, ctx.platform.seal);
+  // Applied here at once, and by every other instance when it hears the event (server/platform.ts).
+  ctx.platform.admission.apply(next.codeMode);
+  ctx.platform.events.emit("settings-changed", { version: next.version });
+  return next;
+}
 
 function conflict(current: PlatformSettings): AppError {
   return new AppError("CONFLICT", `The settings changed meanwhile: they are at version ${current.version}.`, {

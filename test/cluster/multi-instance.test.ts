@@ -172,6 +172,41 @@ describe.skipIf(!!why)("many instances on one Postgres", () => {
     }
   });
 
+  it("caps raised on A admit a run queued on B at once, while B's first run still runs", async () => {
+    await updateSettings({ maxServerRuns: 1 });
+    try {
+      const chat = await newChat("b");
+      const post = (code: string) =>
+        fetch(`${at("b")}/v1/chats/${chat}/code-runs`, {
+          method: "POST",
+          headers: cluster.auth,
+          body: JSON.stringify({ code }),
+        }).then((r) => r.json() as Promise<Rec>);
+      const busy = post("while (true) {}");
+      await until("the busy run on B", async () => {
+        const list = await api<{ status: string }[]>("b", "GET", `/v1/chats/${chat}/code-runs`);
+        return list.some((r) => r.status === "Running") || undefined;
+      });
+      const second = post("return 2");
+      await until("the second run queued on B", async () => {
+        const list = await api<{ status: string }[]>("b", "GET", `/v1/chats/${chat}/code-runs`);
+        return list.some((r) => r.status === "Queued") || undefined;
+      });
+      await updateSettings({ maxServerRuns: 4 });
+      const done = await Promise.race([second, sleep(5_000).then(() => undefined)]);
+      expect(done, "the queued run on B did not start after the caps were raised on A").toMatchObject({
+        result: { _tag: "Completed", value: 2 },
+      });
+      const running = await api<{ id: string; status: string }[]>("b", "GET", `/v1/chats/${chat}/code-runs`);
+      const first = running.find((r) => r.status === "Running");
+      expect(first).toBeDefined();
+      await api("a", "POST", `/v1/code-runs/${first!.id}/cancel`);
+      expect((await busy).status).toBe("Cancelled");
+    } finally {
+      await updateSettings({ maxServerRuns: 4 });
+    }
+  });
+
   it("kill -9 of the instance running a re-run: the other finishes it through replay, the write is sent once, and the job survives", async () => {
     const chat = await newChat("a");
     const subject = `crash-${randomBytes(4).toString("hex")}`;

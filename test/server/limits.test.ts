@@ -245,6 +245,27 @@ describe("admission of server-side runs (the real module)", () => {
     for (const p of held) p.release();
     expect(admission.counts()).toEqual({ running: 0, queued: 0 });
   });
+
+  it("raised caps admit queued runs at once; lowered caps hold the queue and leave running ones be", async () => {
+    const one = { maxServerRuns: 1, maxServerRunsPerUser: 1, maxQueuedRunsPerUser: 4 };
+    const admission = new RunAdmission(one);
+    const held = [1, 2, 3].map(() => pass(admission.request("a", one, { bounded: true })));
+    expect(held.map((p) => p.immediate)).toEqual([true, false, false]);
+    admission.apply({ ...one, maxServerRuns: 4, maxServerRunsPerUser: 4 });
+    expect(admission.counts()).toEqual({ running: 3, queued: 0 });
+    expect(await Promise.all(held.map((p) => p.admitted))).toEqual([true, true, true]);
+    const later = pass(
+      admission.request("a", { ...one, maxServerRuns: 4, maxServerRunsPerUser: 4 }, { bounded: true }),
+    );
+    expect(later.immediate).toBe(true);
+    admission.apply(one);
+    const waiting = pass(admission.request("a", one, { bounded: true }));
+    expect(waiting.immediate).toBe(false);
+    for (const p of [...held, later]) p.release();
+    expect(await waiting.admitted).toBe(true);
+    waiting.release();
+    expect(admission.counts()).toEqual({ running: 0, queued: 0 });
+  });
 });
 
 describe("server-side runs under the default caps", () => {
@@ -346,6 +367,41 @@ describe("server-side runs under the default caps", () => {
       expect((await second).status).toBe("Cancelled");
       expect((await first).status).toBe("Completed");
       expect(t.platform.admission.counts()).toEqual({ running: 0, queued: 0 });
+    } finally {
+      const now = await t.caller(t.admin).settings.get();
+      await t.caller(t.admin).settings.update({ expectedVersion: now.version, codeMode: { maxServerRunsPerUser: 2 } });
+    }
+  });
+});
+
+describe("a change of the caps", () => {
+  it("raising maxServerRunsPerUser starts a person's queued run at once, while their first still runs", async () => {
+    const caller = t.caller(member);
+    const chat = await caller.chats.create({ title: "caps raised" });
+    const s = await t.caller(t.admin).settings.get();
+    await t.caller(t.admin).settings.update({ expectedVersion: s.version, codeMode: { maxServerRunsPerUser: 1 } });
+    try {
+      // Spins for up to 20 s: it is still running when the second ends, and is cancelled then.
+      const busy = "const end = Date.now() + 20000; while (Date.now() < end) {} return 1;";
+      const first = caller.codeRuns.runOnServer({ chatId: chat.id, code: busy });
+      const second = caller.codeRuns.runOnServer({ chatId: chat.id, code: "return 2" });
+      await vi.waitFor(async () => {
+        const rows = await t.platform.db.query<{ status: string }>(
+          "select status from code_runs where chat_id = $1 order by created_at",
+          [chat.id],
+        );
+        expect(rows.map((r) => r.status)).toEqual(["Running", "Queued"]);
+      });
+      const now = await t.caller(t.admin).settings.get();
+      await t.caller(t.admin).settings.update({ expectedVersion: now.version, codeMode: { maxServerRunsPerUser: 2 } });
+      expect((await second).status).toBe("Completed");
+      const rows = await t.platform.db.query<{ id: string; status: string }>(
+        "select id, status from code_runs where chat_id = $1 and status = 'Running'",
+        [chat.id],
+      );
+      expect(rows.length).toBe(1);
+      await caller.codeRuns.cancel({ id: rows[0]!.id });
+      expect((await first).status).toBe("Cancelled");
     } finally {
       const now = await t.caller(t.admin).settings.get();
       await t.caller(t.admin).settings.update({ expectedVersion: now.version, codeMode: { maxServerRunsPerUser: 2 } });
