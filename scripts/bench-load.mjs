@@ -8,7 +8,7 @@
  * with Promise.all. Prints errors (goal 0), runs/s, p50/p95 run latency, nested calls/s end to end (goal
  * ≥ 1,000/s on one instance), peak RSS (all instances, worker threads included) and /v1/health p99 while
  * under load (goal ≤ 500 ms), and the work per nested call read from each instance's /v1/metrics
- * (openbot_db_work, openbot_sealed_values): statements, round trips, transactions, seal and open, a run's
+ * (openbot_db_work_total, openbot_sealed_values_total): statements, round trips, transactions, seal and open, a run's
  * own overhead shared by its 20 calls. Before the measured rounds each scenario runs a warm-up round of each
  * program (100 runs; quick: 20; `--no-warm-up`: none), not counted. Informational: the exit code is 0 unless the bench could not run.
  * Ports: OPENBOT_BENCH_PORT (default 5540) and the next two (the proxy). Code Mode caps as JSON in
@@ -164,11 +164,11 @@ async function workCounters(instance) {
     return line === undefined ? 0 : Number(line.slice(series.length + 1));
   };
   return {
-    statements: value('openbot_db_work{kind="statements"}'),
-    roundTrips: value('openbot_db_work{kind="round_trips"}'),
-    transactions: value('openbot_db_work{kind="transactions"}'),
-    seal: value('openbot_sealed_values{op="seal"}'),
-    open: value('openbot_sealed_values{op="open"}'),
+    statements: value('openbot_db_work_total{kind="statements"}'),
+    roundTrips: value('openbot_db_work_total{kind="round_trips"}'),
+    transactions: value('openbot_db_work_total{kind="transactions"}'),
+    seal: value('openbot_sealed_values_total{op="seal"}'),
+    open: value('openbot_sealed_values_total{op="open"}'),
   };
 }
 

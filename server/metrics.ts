@@ -6,7 +6,7 @@
  * and all of them must feed the one registry a scrape reads.
  */
 import "server-only";
-import { Gauge, Histogram, Registry } from "prom-client";
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Platform } from "./platform";
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -20,8 +20,8 @@ interface Metrics {
   runQueue: Gauge<"state">;
   sandbox: Gauge<"state">;
   dbPool: Gauge<"state">;
-  dbWork: Gauge<"kind">;
-  sealed: Gauge<"op">;
+  dbWork: Counter<"kind">;
+  sealed: Counter<"op">;
   sealCounts: { seal: number; open: number };
 }
 
@@ -69,14 +69,15 @@ function make(): Metrics {
       labelNames: ["state"],
       registers: [registry],
     }),
-    dbWork: new Gauge({
-      name: "openbot_db_work",
+    // Counts since the instance started: counters, so `rate()` applies.
+    dbWork: new Counter({
+      name: "openbot_db_work_total",
       help: "What this instance asked of its database since it started: statements, transactions, round trips.",
       labelNames: ["kind"],
       registers: [registry],
     }),
-    sealed: new Gauge({
-      name: "openbot_sealed_values",
+    sealed: new Counter({
+      name: "openbot_sealed_values_total",
       help: "Values this instance encrypted (seal) and decrypted (open) since it started.",
       labelNames: ["op"],
       registers: [registry],
@@ -125,10 +126,14 @@ export async function renderMetrics(platform: Platform): Promise<{ contentType: 
   m.dbPool.set({ state: "waiting" }, pool.waiting);
   m.dbPool.set({ state: "max" }, pool.max);
   const work = platform.db.stats();
-  m.dbWork.set({ kind: "statements" }, work.statements);
-  m.dbWork.set({ kind: "transactions" }, work.transactions);
-  m.dbWork.set({ kind: "round_trips" }, work.roundTrips);
-  m.sealed.set({ op: "seal" }, m.sealCounts.seal);
-  m.sealed.set({ op: "open" }, m.sealCounts.open);
+  // The counts are kept where they happen (the pool's statistics, the seal counts) and only grow; each
+  // scrape shows them as they are now.
+  m.dbWork.reset();
+  m.dbWork.inc({ kind: "statements" }, work.statements);
+  m.dbWork.inc({ kind: "transactions" }, work.transactions);
+  m.dbWork.inc({ kind: "round_trips" }, work.roundTrips);
+  m.sealed.reset();
+  m.sealed.inc({ op: "seal" }, m.sealCounts.seal);
+  m.sealed.inc({ op: "open" }, m.sealCounts.open);
   return { contentType: m.registry.contentType, text: await m.registry.metrics() };
 }

@@ -44,4 +44,47 @@ test("metrics: an admin's key reads the Prometheus text; a stranger and a member
   ])
     expect(text).toContain(`# TYPE ${name} `);
   expect(text).toContain('openbot_server_runs{state="queued"}');
+
+  // Well-formed text format: every sample is `name{labels} value` under its family's TYPE, and what counts
+  // since start is a counter (`_total`) that does not go down between two scrapes.
+  const families = exposition(text);
+  for (const name of ["openbot_db_work_total", "openbot_sealed_values_total"])
+    expect(`${name}: ${families.get(name)?.type}`).toBe(`${name}: counter`);
+  const again = exposition(await (await request.get("/v1/metrics", { headers: admin })).text());
+  for (const series of ['openbot_db_work_total{kind="statements"}', 'openbot_sealed_values_total{op="open"}']) {
+    const [family] = series.split("{") as [string];
+    const before = families.get(family)?.samples.get(series);
+    const after = again.get(family)?.samples.get(series);
+    expect(before, series).toBeGreaterThanOrEqual(0);
+    expect(after!, series).toBeGreaterThanOrEqual(before!);
+  }
+  // The scrape itself asked the database for the runs by status: the statement count has grown.
+  const statements = 'openbot_db_work_total{kind="statements"}';
+  expect(again.get("openbot_db_work_total")!.samples.get(statements)!).toBeGreaterThan(
+    families.get("openbot_db_work_total")!.samples.get(statements)!,
+  );
 });
+
+/** The families of a Prometheus text exposition; throws naming the first line that is not well formed. */
+function exposition(text: string): Map<string, { type: string; samples: Map<string, number> }> {
+  const families = new Map<string, { type: string; samples: Map<string, number> }>();
+  const SAMPLE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\.)*",?)*\})? (\S+)$/;
+  for (const line of text.split("\n")) {
+    if (line === "" || line.startsWith("# HELP ")) continue;
+    const type = /^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary|untyped)$/.exec(line);
+    if (type) {
+      if (families.has(type[1]!)) throw new Error(`metrics: a second TYPE for ${type[1]}`);
+      families.set(type[1]!, { type: type[2]!, samples: new Map() });
+      continue;
+    }
+    const sample = SAMPLE.exec(line);
+    const value = sample ? Number(sample[3]) : Number.NaN;
+    if (!sample || (Number.isNaN(value) && !/^(NaN|[+-]Inf)$/.test(sample[3]!)))
+      throw new Error(`metrics: not a sample: ${line}`);
+    const name = sample[1]!;
+    const family = families.get(name) ?? families.get(name.replace(/_(bucket|sum|count)$/, "")) ?? undefined;
+    if (!family) throw new Error(`metrics: ${name} has no TYPE line before it`);
+    family.samples.set(`${name}${sample[2] ?? ""}`, value);
+  }
+  return families;
+}
