@@ -131,6 +131,11 @@ async function storedPolicies(platform: Platform, connectionId: string): Promise
   return rows[0]?.policies ?? null;
 }
 
+/** The tool's policy as stored now (see `storedPolicies`). */
+export async function storedPolicy(platform: Platform, entry: ToolEntry): Promise<ToolEntry["policy"]> {
+  return policyOf(entry, await storedPolicies(platform, entry.connectionId));
+}
+
 function policyOf(entry: ToolEntry, policies: string | null): ToolEntry["policy"] {
   if (policies === null) return "deny";
   try {

@@ -12,7 +12,7 @@ import type { ToolEntry } from "../apps/registry";
 import type { Db } from "../db/client";
 import { observeDecisionWait } from "../metrics";
 import type { Platform } from "../platform";
-import { type AskContext, performAppCall } from "./app-calls";
+import { type AskContext, performAppCall, storedPolicy } from "./app-calls";
 import { isAdmin, type Principal, requirePermission } from "./auth";
 import { ownedChat } from "./chats";
 import type { ServiceContext } from "./context";
@@ -283,6 +283,11 @@ async function finishDirectCall(ctx: ServiceContext, view: DecisionView): Promis
   const entry = ctx.platform.apps.resolve(binding);
   if (!entry) {
     settled(`The call apps.${binding} could not be sent: the App is gone.`, {});
+    return;
+  }
+  // A person's allow does not outrank an admin's deny set while the call waited (the policy stored now).
+  if ((await storedPolicy(ctx.platform, entry)) === "deny") {
+    settled(`The call apps.${binding} was not sent: the platform's policy denies it now.`, { decision: "denied" });
     return;
   }
   const principal = requirePermission(ctx.principal, "apps.use");

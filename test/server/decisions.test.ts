@@ -12,6 +12,7 @@ import { reencryptAll } from "@/server/cli/rotate-key";
 import { makeKeyRing, valueKeyId } from "@/server/crypto";
 import { ENCRYPTED_COLUMNS } from "@/server/db/encrypted-columns";
 import { sweepRuns } from "@/server/services/code-runs/sweep";
+import { requestDecision } from "@/server/services/decisions";
 import { makePerson, startTestPlatform, type TestPlatform } from "../helpers/platform";
 
 let t: TestPlatform;
@@ -222,6 +223,55 @@ return [a.structuredContent.id, b.structuredContent.id].length`;
     expect((late as TRPCError).code).toBe("CONFLICT");
     const execution = await caller.executions.byId({ executionId: record.executionId });
     expect(execution).toMatchObject({ kind: "code_run", id: record.id, status: "Cancelled" });
+  });
+
+  it("a person's allow after an admin set the tool to deny sends nothing: the stored policy binds the re-run", async () => {
+    const { caller, record } = await waitingRun();
+    expect(record.status).toBe("Waiting");
+    const [pending] = await caller.decisions.list({ status: "pending", chatId: record.chat });
+    await caller.connections.setPolicies({ id: "conn_email", policies: { "send-email": "deny" } });
+    try {
+      await caller.decisions.decide({ id: pending!.id, decision: "allow" });
+      await t.platform.settled();
+      const done = await caller.codeRuns.byId({ id: record.id });
+      expect(done.status).toBe("Completed");
+      expect(done.result).toMatchObject({ _tag: "Completed", value: { denied: "AppCallDenied" } });
+      expect((await sentEmails()).length).toBe(emailsBefore);
+      expect((await operations(record.id)).map((o) => o.tool)).not.toContain("send-email");
+    } finally {
+      await caller.connections.setPolicies({ id: "conn_email", policies: { "send-email": null } });
+    }
+  });
+
+  it("a direct call allowed after an admin set its tool to deny is not sent", async () => {
+    const caller = t.caller(t.admin);
+    const chat = await caller.chats.create({});
+    const entry = t.platform.apps.resolve("email.send_email")!;
+    const args = { to: "direct@example.com", subject: "direct after deny", body: "-" };
+    const decisionId = await requestDecision(t.platform, {
+      chatId: chat.id,
+      runId: null,
+      index: null,
+      toolCallId: "tc_direct_deny",
+      callId: "tc_direct_deny",
+      entry,
+      argsJson: JSON.stringify(args),
+      capability: { action: "apps.call", target: "conn_email/send-email" },
+      code: "",
+    });
+    const settled: string[] = [];
+    const onSettled = (e: { summary: string }) => settled.push(e.summary);
+    t.platform.events.on("direct-call-settled", onSettled);
+    await caller.connections.setPolicies({ id: "conn_email", policies: { "send-email": "deny" } });
+    try {
+      await caller.decisions.decide({ id: decisionId, decision: "allow" });
+      await t.platform.settled();
+      expect(settled).toEqual(["The call apps.email.send_email was not sent: the platform's policy denies it now."]);
+      expect((await sentEmails()).filter((m) => m.subject === args.subject)).toEqual([]);
+    } finally {
+      t.platform.events.off("direct-call-settled", onSettled);
+      await caller.connections.setPolicies({ id: "conn_email", policies: { "send-email": null } });
+    }
   });
 
   it("cancel of a run that has ended answers with its record and settles, withdraws or announces nothing", async () => {

@@ -11,7 +11,7 @@ import { discoveryOutcome, isDiscoveryBinding } from "../../apps/discovery";
 import type { RetryParams, ToolEntry } from "../../apps/registry";
 import { sha256 } from "../../crypto";
 import { batched } from "../../db/batch";
-import { type FinishedOperation, failedOutcome } from "../app-calls";
+import { type FinishedOperation, failedOutcome, storedPolicy } from "../app-calls";
 import { claimRetry } from "../app-input";
 import type { ServiceContext } from "../context";
 import { decisionStatus } from "../decisions";
@@ -242,6 +242,18 @@ async function recordedStep(
       return { type: "stop", reason: "ReplayMismatch", message };
     }
     if (!mayUseApps) return { type: "stop", reason: "Cancelled", message: "The caller lost apps.use." };
+    // A person's allow does not outrank an admin's deny set while the run waited: the policy stored now
+    // (read here, not the reloaded catalog: the edit may come from another instance) binds the call.
+    if ((await storedPolicy(ctx.platform, entry)) === "deny") {
+      const message = `${call.binding} is denied by the platform's policy now; nothing was sent.`;
+      const outcome: CallOutcome = {
+        type: "error",
+        name: "AppCallDenied",
+        message,
+        details: { binding: call.binding },
+      };
+      return answer(await recordOutcome(ctx, run.id, call.index, outcome, { name: "AppCallDenied", message }));
+    }
     return { type: "send", fresh: false, run, entry, argsJson };
   }
   return { type: "stop", reason: "Unavailable", message: `Call ${call.index} has no stored outcome.` };
