@@ -81,6 +81,8 @@ const SAVED: readonly (readonly [string, string])[] = [
   ["StrIndexOf", "StrIndexOf"],
   ["StrSlice", "StrSlice"],
   ["StrReplace", "StrProto.replace"],
+  ["cut", "cut"],
+  ["keepFor", "keepFor"],
   ["SymbolToString", "Symbol.prototype.toString"],
   ["FunctionToString", "Function.prototype.toString"],
   ["MapProto", "MapProto"],
@@ -178,6 +180,13 @@ for (const name of ["toString", "toDateString", "toTimeString", "toLocaleString"
 define(G, "Date", FixedDate, false);
 
 // Console, text(), json(). Strings, numbers, booleans, null and undefined need no inspector.
+// A string longer than what the host keeps is cut before it is formatted or leaves: copying a very long string
+// (quoted, joined, or out to the host) can exhaust the sandbox's heap for text the host would drop. A UTF-8 line
+// has at least as many bytes as UTF-16 units, so a cut to more than the host's limit keeps the host's own cut of
+// the line, and its overflow, as they were; cutting to at least 82 units keeps the inspector's layout (a line
+// breaks once its items pass 72 units).
+function keepFor(left) { return (left > 80 ? left : 80) + 2; }
+function cut(s, keep) { return s.length > keep ? sliceStr(s, 0, keep) : s; }
 function format(args, left) {
   let out = "";
   for (let i = 0; i < args.length; i++) {
@@ -186,7 +195,7 @@ function format(args, left) {
       : !(t === "number" || t === "boolean" || t === "undefined" || v === null) || (v === 0 && 1 / v < 0)) {
       return lazy("inspect").format(args, left);
     }
-    out += (i ? " " : "") + v;
+    out += (i ? " " : "") + (t === "string" ? cut(v, keepFor(left)) : v);
   }
   return out;
 }
@@ -197,13 +206,17 @@ for (const level of ["log", "info", "warn", "error", "debug"]) {
   define(consoleObj, level, { [to]: function () {
     if (logLeft <= 0) return;
     const text = format(arguments, logLeft);
-    logLeft = hostLog(to, text);
+    logLeft = hostLog(to, cut(text, keepFor(logLeft)));
   } }[to], true);
 }
 define(G, "console", consoleObj, false);
-define(G, "text", function text(value) { hostOut("text", typeof value === "string" ? value : format([value], config.valueMax)); }, false);
+define(G, "text", function text(value) {
+  const keep = keepFor(config.valueMax);
+  hostOut("text", cut(typeof value === "string" ? value : format([value], config.valueMax), keep));
+}, false);
 define(G, "json", function json(value) {
-  const s = JSONStringify(value);
+  // A string longer than the output limit is too large as JSON too; the host says so without the copy.
+  const s = typeof value === "string" && value.length > config.valueMax ? cut(value, keepFor(config.valueMax)) : JSONStringify(value);
   hostOut("json", s === undefined ? "null" : s);
 }, false);
 
@@ -366,6 +379,8 @@ const INSPECT_PART = part(
     "StrIndexOf",
     "StrSlice",
     "StrReplace",
+    "cut",
+    "keepFor",
     "SymbolToString",
     "FunctionToString",
     "MapProto",
@@ -383,7 +398,10 @@ const INSPECT_PART = part(
     "TypedArrayTag",
   ],
   String.raw`function sliceStr(s, a, b) { return apply(StrSlice, s, [a, b]); }
-const identRe = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+// Two tests without a repetition, so a very long key costs no backtracking state (one state per character is
+// enough to exhaust the heap on a key of millions of characters).
+const identStartRe = /^[A-Za-z_$]/, nonIdentRe = /[^A-Za-z0-9_$]/;
+function isIdent(k) { return apply(RegExpTest, identStartRe, [k]) && !apply(RegExpTest, nonIdentRe, [k]); }
 function quote(s) {
   return "'" + apply(StrReplace, s, [/[\\'\n\r\t]/g, function (c) {
     return c === "\n" ? "\\n" : c === "\r" ? "\\r" : c === "\t" ? "\\t" : "\\" + c;
@@ -421,7 +439,7 @@ function join(open, items, close, indent) {
 }
 function inspect(v, depth, seen, indent, budget) {
   const t = typeof v;
-  if (t === "string") return depth === 0 ? v : quote(v);
+  if (t === "string") return depth === 0 ? cut(v, budget.keep) : quote(cut(v, budget.keep));
   if (t === "number") return v === 0 && 1 / v < 0 ? "-0" : StringCtor(v);
   if (t === "bigint") return StringCtor(v) + "n";
   if (t === "symbol") return apply(SymbolToString, v, []);
@@ -444,7 +462,7 @@ function inspectObject(v, depth, seen, indent, budget) {
     if (dn && typeof dn.value === "string") name = dn.value;
     const dm = getOwnPropertyDescriptor(v, "message");
     if (dm && typeof dm.value === "string") message = dm.value;
-    const text = message ? name + ": " + message : name;
+    const text = message ? cut(name, budget.keep) + ": " + cut(message, budget.keep) : cut(name, budget.keep);
     return depth === 0 ? text : "[" + text + "]";
   }
   if (isInstance(v, DateProto)) {
@@ -502,7 +520,7 @@ function inspectObject(v, depth, seen, indent, budget) {
     let s;
     if (arr && typeof k === "string" && apply(RegExpTest, /^(0|[1-9][0-9]*)$/, [k])) s = val;
     else {
-      const label = typeof k === "symbol" ? "[" + apply(SymbolToString, k, []) + "]" : apply(RegExpTest, identRe, [k]) ? k : quote(k);
+      const label = typeof k === "symbol" ? "[" + apply(SymbolToString, k, []) + "]" : isIdent(k) ? cut(k, budget.keep) : quote(cut(k, budget.keep));
       s = label + ": " + val;
     }
     budget.left -= s.length;
@@ -520,10 +538,10 @@ function inspectObject(v, depth, seen, indent, budget) {
   return join(open, items, close, indent);
 }
 function format(args, left) {
-  const budget = { left: left };
+  const budget = { left: left, keep: keepFor(left) };
   let out = "", start = 0;
   if (args.length > 0 && typeof args[0] === "string" && apply(StrIndexOf, args[0], ["%"]) !== -1) {
-    const f = args[0];
+    const f = cut(args[0], budget.keep);
     let a = 1, i = 0, last = 0;
     out = "";
     while (i < f.length - 1) {
@@ -533,7 +551,7 @@ function format(args, left) {
         if (c === "%") rep = "%";
         else if (a < args.length) {
           const v = args[a];
-          if (c === "s") rep = typeof v === "string" ? v : inspect(v, 1, new SetCtor(), "", budget);
+          if (c === "s") rep = typeof v === "string" ? cut(v, budget.keep) : inspect(v, 1, new SetCtor(), "", budget);
           else if (c === "d" || c === "i") rep = typeof v === "bigint" ? StringCtor(v) + "n" : StringCtor(c === "i" ? parseIntFn(v) : +v);
           else if (c === "f") rep = StringCtor(parseFloatFn(v));
           else if (c === "j") { try { rep = StringCtor(JSONStringify(v)); } catch (e) { rep = "[Circular]"; } }
@@ -559,6 +577,8 @@ function describe(e, compile) {
       let name = "Error", message = "";
       try { name = StringCtor(e.name); } catch (x) {}
       try { message = StringCtor(e.message); } catch (x) {}
+      name = cut(name, 4002);
+      message = cut(message, 4002);
       let text = message ? name + ": " + message : name;
       if (compile && typeof e.lineNumber === "number") {
         const m = apply(RegExpExec, /<input>:(\d+):(\d+)/, [StringCtor(e.stack)]);
@@ -566,7 +586,7 @@ function describe(e, compile) {
       }
       return sliceStr(text, 0, 4000);
     }
-    return sliceStr("Uncaught " + inspect(e, 1, new SetCtor(), "", { left: 4000 }), 0, 4000);
+    return sliceStr("Uncaught " + inspect(e, 1, new SetCtor(), "", { left: 4000, keep: keepFor(4000) }), 0, 4000);
   } catch (x) {
     return "Error: the program threw a value that cannot be described";
   }

@@ -849,7 +849,10 @@ export class RunSession {
   private readString(handle: QuickJSHandle): string {
     const n = this.stringLength(handle);
     if (n > 4096 && !this.module.canAllocate(n * 3 + 64)) this.memoryExhausted();
-    return (this.context as QuickJSContext).getString(handle);
+    const text = (this.context as QuickJSContext).getString(handle);
+    // The copy's allocation can still fail inside the sandbox; then the text comes back empty, never lost unsaid.
+    if (text === "" && n > 0) this.memoryExhausted();
+    return text;
   }
 
   /** Makes sure a host string of `chars` UTF-16 units can be copied in (UTF-8 buffer plus JS string). */
