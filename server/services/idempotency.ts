@@ -2,7 +2,8 @@
  * `Idempotency-Key` for API run starts (`POST /v1/chats/:chatId/code-runs`): the first request with a key
  * claims it, and every retry with the same key and the same request gets the record of the run the first
  * one made (as it is now), never a second run. The same key with a different request is a 409. Keys are
- * per person and stored as hashes.
+ * per person, stored as hashes, and answer for a day (KEY_TTL_MS); a claim whose request died before making
+ * its run is taken over after STALE_CLAIM_MS.
  */
 import "server-only";
 import type { CodeRunRecord, StartRunInput } from "@/contracts/code-run";
@@ -19,6 +20,13 @@ import { AppError, isAppError } from "./errors";
 const KEY = /^[\x21-\x7e]{1,200}$/;
 /** How long a retry waits for the first request to have made its run. */
 const CLAIM_WAIT_MS = 10_000;
+/**
+ * A claim that made no run in this long was left by a request that died before writing it (a live one writes
+ * its run within a statement or two of the claim): the next request with the key takes it over.
+ */
+export const STALE_CLAIM_MS = 60_000;
+/** How long a key answers with its run; after that the key is free again (as with common payment APIs). */
+export const KEY_TTL_MS = 24 * 60 * 60 * 1000;
 
 export async function runOnServerOnce(
   ctx: ServiceContext,
@@ -48,10 +56,14 @@ export async function runOnServerOnce(
   const { db } = ctx.platform;
   const keyHash = sha256(idempotencyKey);
   const requestHash = sha256(canonicalJson(JSON.stringify(input ?? null)));
+  const now = Date.now();
   const claimed = await db.query(
     `insert into idempotency_keys (user_id, key_hash, request_hash, run_id, created_at) values ($1, $2, $3, null, $4)
-     on conflict do nothing returning key_hash`,
-    [p.userId, keyHash, requestHash, Date.now()],
+     on conflict (user_id, key_hash) do update
+       set request_hash = excluded.request_hash, run_id = null, created_at = excluded.created_at
+       where idempotency_keys.created_at < $5 or (idempotency_keys.run_id is null and idempotency_keys.created_at < $6)
+     returning key_hash`,
+    [p.userId, keyHash, requestHash, now, now - KEY_TTL_MS, now - STALE_CLAIM_MS],
   );
   if (claimed.length === 0) return earlierRun(ctx, p.userId, keyHash, requestHash);
   let started: string | undefined;
@@ -60,19 +72,16 @@ export async function runOnServerOnce(
       onCreated: (runId) => {
         started = runId;
       },
-      onStarted: async (runId) => {
-        await db.query("update idempotency_keys set run_id = $3 where user_id = $1 and key_hash = $2", [
-          p.userId,
-          keyHash,
-          runId,
-        ]);
-      },
+      idempotencyKey: { userId: p.userId, keyHash },
     });
   } catch (error) {
     // Refused before a run existed (bad input, a full queue): the key is free for the corrected retry.
     if (started === undefined) {
       await db
-        .query("delete from idempotency_keys where user_id = $1 and key_hash = $2", [p.userId, keyHash])
+        .query(
+          "delete from idempotency_keys where user_id = $1 and key_hash = $2 and run_id is null and created_at = $3",
+          [p.userId, keyHash, now],
+        )
         .catch(() => undefined);
       throw isAppError(error) ? error : noRunMade(error);
     }

@@ -25,6 +25,9 @@ import { replayLog } from "./journal";
 import { getRun } from "./records";
 import { loadRun, open, type RunRow, runForHost, seal, seedHostCheck } from "./rows";
 
+/** A person's claim of an `Idempotency-Key` (stored as its hash). */
+export type IdempotencyClaim = { userId: string; keyHash: string };
+
 /** Creates a run and hands back what a host needs to run its first attempt. */
 export async function startRun(
   ctx: ServiceContext,
@@ -57,6 +60,8 @@ async function createRun(
     onCreated?: (runId: string) => void;
     settings?: PlatformSettings;
     queued?: boolean;
+    /** An `Idempotency-Key` claim (idempotency.ts) linked to the run by the statement that writes it. */
+    idempotencyKey?: IdempotencyClaim;
   },
 ): Promise<{ runId: string; ticket: RunTicket | null }> {
   const p = requirePermission(ctx.principal, "apps.use");
@@ -103,13 +108,19 @@ async function createRun(
     created_at: now,
     updated_at: now,
   };
+  // The key's claim is linked in the same statement, so no crash can leave a run whose key still says
+  // "starting" (a retry would wait for a link that never comes).
+  const claim = links.idempotencyKey;
+  const linkKey = claim
+    ? ", claim as (update idempotency_keys set run_id = $1 where user_id = $22 and key_hash = $23 and run_id is null)"
+    : "";
   await db.query(
     `with run as (
        insert into code_runs (id, execution_id, chat_id, created_by, api_key_id, status, language, code_enc, reason_enc,
          run_time, seed, limits, bindings, host, created_at, updated_at, turn_id, call_id, claimed_at, vault_names, host_instance,
          attempt)
        values ($1, $2, $3, $4, $14, $21, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $15, $16, $17, $18, $19, $20)
-       returning chat_id)
+       returning chat_id)${linkKey}
      update chats set updated_at = $13 where id = (select chat_id from run)`,
     [
       id,
@@ -133,6 +144,7 @@ async function createRun(
       ctx.platform.instanceId,
       written.attempt,
       written.status,
+      ...(claim ? [claim.userId, claim.keyHash] : []),
     ],
   );
   links.onCreated?.(id);
@@ -277,8 +289,8 @@ export async function claimForPage(ctx: ServiceContext, runId: string, attempt: 
 export async function runOnServer(
   ctx: ServiceContext,
   input: unknown,
-  /** `onCreated`: the run's row exists (called before anything else can fail); `onStarted`: it is about to run. */
-  options: { onCreated?: (runId: string) => void; onStarted?: (runId: string) => Promise<void> } = {},
+  /** `onCreated`: the run's row exists (called before anything else can fail); `idempotencyKey`: see createRun. */
+  options: { onCreated?: (runId: string) => void; idempotencyKey?: IdempotencyClaim } = {},
 ): Promise<CodeRunRecord> {
   const p = requirePermission(ctx.principal, "apps.use");
   const settings = await readSettings(ctx.platform.db);
@@ -289,8 +301,8 @@ export async function runOnServer(
       onCreated: options.onCreated,
       settings,
       queued: !pass.immediate,
+      idempotencyKey: options.idempotencyKey,
     });
-    await options.onStarted?.(runId);
     if (!ticket) return await getRun(ctx, runId);
     handedOver = true;
     return await runTicketOnServer(ctx, ticket, pass);
