@@ -36,12 +36,13 @@ export interface CallTrace {
 
 /**
  * A span for one App operation (a nested call of a run, or a direct call: its own trace). `sentArgs`
- * gives the arguments as sent, already redacted; it is read only when the admin setting is on.
+ * gives the arguments as sent, already redacted; it is read only when the admin setting is on. Without
+ * it the call was not sent (see `traceRefusedCall`).
  */
 export async function traceCall(
   platform: Platform,
   call: { runId: string | null; index: number | null; entry: ToolEntry },
-  sentArgs: () => string,
+  sentArgs: (() => string) | null,
 ): Promise<CallTrace | null> {
   if (!platform.telemetry.enabled) return null;
   const parent = call.runId ? await runTraceparent(platform, call.runId) : null;
@@ -50,12 +51,14 @@ export async function traceCall(
     "openbot.call.kind": call.entry.kind,
     "openbot.connection.id": call.entry.connectionId,
     "openbot.call.replayed": false,
+    "openbot.call.sent": sentArgs !== null,
     ...(call.runId ? { "openbot.run.id": call.runId } : {}),
     ...(call.index !== null ? { "openbot.call.index": call.index } : {}),
     "openbot.instance.id": platform.instanceId,
   });
   if (!span) return null;
-  if ((await readSettings(platform.db)).codeMode.traceArguments) span.set({ "openbot.call.arguments": sentArgs() });
+  if (sentArgs && (await readSettings(platform.db)).codeMode.traceArguments)
+    span.set({ "openbot.call.arguments": sentArgs() });
   return {
     meta: { traceparent: span.traceparent, ...(span.tracestate ? { tracestate: span.tracestate } : {}) },
     end(outcome) {
@@ -72,6 +75,21 @@ export async function traceCall(
       span.end(outcome.name);
     },
   };
+}
+
+/**
+ * The span of a nested call that was not sent: refused by the gateway's check (the policy, the vault rule),
+ * denied by the person deciding, or by the policy stored when it was allowed. The trace shows the call and
+ * why it got no answer from the App; no arguments (nothing was sent).
+ */
+export async function traceRefusedCall(
+  platform: Platform,
+  call: { runId: string; index: number; entry: ToolEntry | undefined },
+  outcome: CallOutcome,
+): Promise<void> {
+  if (!platform.telemetry.enabled || !call.entry) return;
+  const entry = call.entry;
+  (await traceCall(platform, { runId: call.runId, index: call.index, entry }, null))?.end(outcome);
 }
 
 /** A span for one attempt of a run on this instance's runner, around `work` (the runner's outcome). */

@@ -131,6 +131,56 @@ describe("traces", () => {
     }
   });
 
+  it("a call that was not sent has its span too: refused by the gateway, or denied by the person deciding", async () => {
+    const caller = t.caller(t.admin);
+    const spansOf = async (runId: string) => {
+      await t.platform.telemetry.flush();
+      const [row] = await t.platform.db.query<{ traceparent: string }>(
+        "select traceparent from code_runs where id = $1",
+        [runId],
+      );
+      const [, traceId, rootId] = row!.traceparent.split("-");
+      const calls = receiver.spans.filter((s) => s.traceId === traceId && s.name === "app_call tracer.note");
+      return { rootId, calls };
+    };
+    const chat = await caller.chats.create({});
+    const program = (text: string) =>
+      `try { await apps.tracer.note({ text: ${text} }); return "sent"; } catch (e) { return e.name; }`;
+
+    // A secret the tool may not use: the gateway refuses the call before anyone is asked.
+    await caller.vault.create({
+      name: "trace/other",
+      secret: "sk_other_3c1d",
+      allow: [{ connection: "tracer", tool: "elsewhere" }],
+    });
+    const refused = await caller.codeRuns.runOnServer({ chatId: chat.id, code: program("vault.trace.other") });
+    expect(refused.result).toMatchObject({ _tag: "Completed", value: "VaultDenied" });
+    const byGateway = await spansOf(refused.id);
+    expect(byGateway.calls).toHaveLength(1);
+    expect(byGateway.calls[0]!.parentSpanId).toBe(byGateway.rootId);
+    expect(byGateway.calls[0]!.attributes).toMatchObject({
+      "openbot.call.sent": false,
+      "openbot.call.outcome": "VaultDenied",
+      "openbot.call.index": 0,
+      "openbot.error": "VaultDenied",
+    });
+
+    // A vault reference always asks; the person denies.
+    const waiting = await caller.codeRuns.runOnServer({ chatId: chat.id, code: program("vault.trace.key") });
+    const [decision] = await caller.decisions.list({ chatId: chat.id, status: "pending" });
+    await caller.decisions.decide({ id: decision!.id, decision: "deny" });
+    await t.platform.settled();
+    expect((await caller.codeRuns.byId({ id: waiting.id })).result).toMatchObject({ value: "AppCallDenied" });
+    const byPerson = await spansOf(waiting.id);
+    expect(byPerson.calls).toHaveLength(1);
+    expect(byPerson.calls[0]!.attributes).toMatchObject({
+      "openbot.call.sent": false,
+      "openbot.call.outcome": "AppCallDenied",
+    });
+    for (const c of [...byGateway.calls, ...byPerson.calls])
+      expect(c.attributes["openbot.call.arguments"]).toBeUndefined();
+  });
+
   it("a member cannot turn traceArguments on, and a non-boolean is refused by name", async () => {
     const member = await makePerson(t, "member");
     const s = await t.caller(t.admin).settings.get();

@@ -9,6 +9,7 @@ import { checkCall, performAppCall } from "../app-calls";
 import { requirePermission } from "../auth";
 import type { ServiceContext } from "../context";
 import { requestDecision } from "../decisions";
+import { traceRefusedCall } from "../run-trace";
 import { awaitDecision, decideCall, recordOutcome } from "./journal";
 import { readAtOnce } from "./reads";
 import { open } from "./rows";
@@ -41,7 +42,10 @@ export async function handleCall(
       index: call.index,
       policies: step.policies,
     });
-    if (check.verdict === "refuse") return recordOutcome(ctx, runId, call.index, check.outcome, check.rejection);
+    if (check.verdict === "refuse") {
+      await traceRefusedCall(ctx.platform, { runId, index: call.index, entry }, check.outcome);
+      return recordOutcome(ctx, runId, call.index, check.outcome, check.rejection);
+    }
     if (check.verdict === "ask") {
       const code = open<string>(ctx, "code_runs", run.id, "code", run.code_enc);
       const toolCallId = run.call_id ?? run.id;

@@ -15,6 +15,7 @@ import { type FinishedOperation, failedOutcome, storedPolicy } from "../app-call
 import { claimRetry } from "../app-input";
 import type { ServiceContext } from "../context";
 import { decisionStatus } from "../decisions";
+import { traceRefusedCall } from "../run-trace";
 import { notRunning, recordCalls, recordOutcomes, writtenStop } from "./call-writes";
 import { failRun } from "./endings";
 import { type CallRow, open, type RunRow, runForCall, seal } from "./rows";
@@ -231,6 +232,8 @@ async function recordedStep(
       message,
       details: { binding: call.binding, decisionId: existing.decision_id },
     };
+    const entry = ctx.platform.apps.resolve(call.binding);
+    await traceRefusedCall(ctx.platform, { runId: run.id, index: call.index, entry }, outcome);
     return answer(await recordOutcome(ctx, run.id, call.index, outcome, { name: "AppCallDenied", message }));
   }
   if (decision === "allowed") {
@@ -252,6 +255,7 @@ async function recordedStep(
         message,
         details: { binding: call.binding },
       };
+      await traceRefusedCall(ctx.platform, { runId: run.id, index: call.index, entry }, outcome);
       return answer(await recordOutcome(ctx, run.id, call.index, outcome, { name: "AppCallDenied", message }));
     }
     return { type: "send", fresh: false, run, entry, argsJson };
