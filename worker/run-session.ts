@@ -339,6 +339,10 @@ export class RunSession {
           } else if (this.pausedAt.length > 0) {
             // Nothing else can run: every pending call waits for a person's decision.
             this.finish({ status: "waiting", index: Math.min(...this.pausedAt) });
+          } else if (this.memoryObserved()) {
+            // The heap ran out inside a promise job: QuickJS rejects that job's promise instead of throwing,
+            // so a chain that exhausted memory drains the queue; the run failed on memory, not on a promise.
+            this.finish({ status: "failed", reason: "Memory", message: this.memoryMessage() });
           } else {
             this.finish({
               status: "failed",

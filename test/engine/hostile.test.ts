@@ -280,6 +280,14 @@ const MEMORY: HostileCase[] = [
   },
   { name: "Array fill", code: `return Array(1e8).fill(0).length;`, extra: SMALL_MEMORY, expect: { reason: "Memory" } },
   {
+    // The heap runs out inside a promise job, which QuickJS turns into a rejection: the chain ends and the
+    // job queue drains, and the run is still a memory failure (not a promise that can never settle).
+    name: "a promise chain that grows until memory runs out in its jobs",
+    code: `const f = () => Promise.resolve().then(f); f(); await new Promise(() => {});`,
+    extra: SMALL_MEMORY,
+    expect: { reason: "Memory" },
+  },
+  {
     name: "a result too large for the sandbox is a catchable call failure",
     code: `try { await apps.work_calendar.list_events({ day: "big" }); } catch (e) { return [e.name, e.details.reason]; }`,
     extra: SMALL_MEMORY,
