@@ -86,7 +86,7 @@ export async function loadRun(ctx: ServiceContext, runId: string): Promise<RunRo
 }
 
 /**
- * Runs whose host passed `runForHost` lately, by platform, then `runId:attempt:userId:role`: a nested call
+ * Runs whose host passed `runForHost` lately, by platform, then `runId:attempt:userId:keyId:role`: a nested call
  * reads the run's fixed fields (chat, code, bindings) and the chat's ownership from here instead of two
  * statements per call. Its status and attempt are not taken from here: `decideCall` checks them in the
  * statement that records the call. Entries live HOST_CHECK_TTL_MS, so a lost right ends within that.
@@ -103,8 +103,9 @@ function checksOf(platform: ServiceContext["platform"]): Map<string, { run: Prom
   return checks;
 }
 
+// By key too: two keys of one person may hold different permissions.
 const checkKey = (runId: string, attempt: number, principal: Principal) =>
-  `${runId}:${attempt}:${principal.userId}:${principal.role}`;
+  `${runId}:${attempt}:${principal.userId}:${principal.keyId ?? ""}:${principal.role}`;
 
 /**
  * `runForHost` for a nested call: the same check, remembered for a few seconds (see hostChecks); calls
@@ -147,7 +148,12 @@ export function seedHostCheck(ctx: ServiceContext, run: RunRow, checkedAt: numbe
   });
 }
 
-/** The run if the caller may act on it: apps.use and the right to run programs in its chat now. */
+/**
+ * The run if the caller may host it: apps.use, the right to run programs in its chat now, and being the
+ * person who started it. A run's calls go out as its host (vault rights, per-person App sign-ins), so an
+ * admin who opens a member's chat must not take up the member's programs as the admin (nor a member an
+ * admin's); the server runner acts as the run's creator (resumeRun).
+ */
 export async function runForHost(
   ctx: ServiceContext,
   runId: string,
@@ -158,6 +164,8 @@ export async function runForHost(
   await ownedChat(ctx.platform.db, principal, run.chat_id).catch(() => {
     throw new AppError("NOT_FOUND", "No such code run.");
   });
+  if (run.created_by !== principal.userId)
+    throw new AppError("FORBIDDEN", "Only the person who started this code run can run it.");
   if (run.attempt !== attempt)
     throw new AppError("CONFLICT", `This is attempt ${attempt}; the run is at attempt ${run.attempt}.`);
   return { run, principal };
