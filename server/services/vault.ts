@@ -21,7 +21,7 @@ import {
 import type { ToolEntry } from "../apps/registry";
 import { hasKind } from "../error-kind";
 import type { Platform } from "../platform";
-import { type Principal, requirePermission } from "./auth";
+import { isAdmin, type Principal, requirePermission } from "./auth";
 import type { ServiceContext } from "./context";
 import { AppError } from "./errors";
 
@@ -162,9 +162,14 @@ async function knownUsers(platform: Platform, input: VaultEntryView["usableBy"])
   return { users, roles: [...new Set(input.roles)] };
 }
 
-/** Whether this person may use the entry in a call (and see its name). */
+/**
+ * Whether this person may use the entry in a call (and see its name). A key counts as its user's role
+ * only as far as it holds that role's power: an admin's key without platform.admin (an integration's) is
+ * a member's key here, as everywhere else (`isAdmin`).
+ */
 export function mayUse(entry: Pick<VaultEntryView, "usableBy">, principal: Principal): boolean {
-  return entry.usableBy.roles.includes(principal.role) || entry.usableBy.users.includes(principal.userId);
+  const role = principal.role === "admin" && !isAdmin(principal) ? "member" : principal.role;
+  return entry.usableBy.roles.includes(role) || entry.usableBy.users.includes(principal.userId);
 }
 
 export async function removeVaultEntry(

@@ -212,6 +212,26 @@ try {
     expect(await t.caller(t.admin).decisions.list({ chatId: chat.id, status: "pending" })).toEqual([]);
   });
 
+  it("an admin's key without platform.admin counts as a member's for an admin-only entry: VaultDenied, nothing sent", async () => {
+    // The entry made by the test above (admins only). An integration's key of an admin user, given only
+    // apps.use and sessions, acts as the key's permissions say, as everywhere else (isAdmin).
+    const limited = await makePerson(t, "admin", ["apps.use", "sessions.read", "sessions.write"]);
+    expect(limited.role).toBe("admin");
+    const chat = await t.caller(limited).chats.create({});
+    const record = await t.caller(limited).codeRuns.runOnServer({
+      chatId: chat.id,
+      code: `const names = Object.keys(vault)
+try {
+  await apps.notes.write_note({ title: "x", body: "⟦vault:admin/only⟧" })
+  return { names, sent: true }
+} catch (error) {
+  return { names, name: error.name }
+}`,
+    });
+    expect(record.result).toMatchObject({ value: { names: [], name: "VaultDenied" } });
+    expect(await t.platform.db.query("select id from app_operations where run_id = $1", [record.id])).toHaveLength(0);
+  });
+
   it("a member the entry names may use it; an unknown user or role is refused with a clear message", async () => {
     const caller = t.caller(t.admin);
     const member = await makePerson(t, "member");
