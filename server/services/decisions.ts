@@ -13,7 +13,7 @@ import type { Db } from "../db/client";
 import { observeDecisionWait } from "../metrics";
 import type { Platform } from "../platform";
 import { type AskContext, performAppCall, storedPolicy } from "./app-calls";
-import { isAdmin, type Principal, requirePermission } from "./auth";
+import { isAdmin, type Principal, principalFromKeyId, requirePermission } from "./auth";
 import { ownedChat } from "./chats";
 import type { ServiceContext } from "./context";
 import { AppError, isAppError } from "./errors";
@@ -56,6 +56,7 @@ interface Row {
   decided_by: string | null;
   created_at: string | number;
   decided_at: string | number | null;
+  requested_by_key: string | null;
 }
 
 const toView = (platform: Platform, r: Row): DecisionView => ({
@@ -182,7 +183,7 @@ async function applyDecisions(ctx: ServiceContext, items: DecisionItem[]): Promi
     observeDecisionWait(row.status as "allowed" | "denied", (Number(row.decided_at) - Number(row.created_at)) / 1000);
     if (row.run_id) {
       if (!runs.has(row.run_id)) runs.set(row.run_id, row.id);
-    } else ctx.platform.track(finishDirectCall(ctx, views.get(row.id)!));
+    } else ctx.platform.track(finishDirectCall(ctx, views.get(row.id)!, row.requested_by_key));
   }
   for (const [runId, decisionId] of runs) ctx.platform.events.emit("decision-decided", { decisionId, runId });
   for (const row of updated) ctx.platform.events.emit("run", { runId: row.run_id, chatId: row.chat_id });
@@ -239,6 +240,8 @@ export async function requestDecision(
     capability: { action: "apps.call"; target: string };
     context?: AskContext;
     code: string;
+    /** A direct call's: the key it is sent as once allowed (see finishDirectCall). */
+    requestedByKey?: string | null;
   },
 ): Promise<string> {
   const id = `dec_${randomUUID()}`;
@@ -256,7 +259,7 @@ export async function requestDecision(
     ...(call.context ? { context: call.context } : {}),
   };
   await platform.db.query(
-    "insert into decisions (id, chat_id, run_id, call_index, status, request_enc, created_at) values ($1, $2, $3, $4, 'pending', $5, $6)",
+    "insert into decisions (id, chat_id, run_id, call_index, status, request_enc, created_at, requested_by_key) values ($1, $2, $3, $4, 'pending', $5, $6, $7)",
     [
       id,
       call.chatId,
@@ -264,15 +267,21 @@ export async function requestDecision(
       call.index,
       platform.seal(`decisions:${id}:request`, JSON.stringify(request)),
       Date.now(),
+      call.requestedByKey ?? null,
     ],
   );
   platform.events.emit("run", { runId: call.runId, chatId: call.chatId });
   return id;
 }
 
-/** After the decision on a direct call: send it (allow) or not (deny); subscribers post the result into the chat. */
-async function finishDirectCall(ctx: ServiceContext, view: DecisionView): Promise<void> {
-  const keyId = ctx.principal?.keyId ?? null;
+/**
+ * After the decision on a direct call: send it (allow) or not (deny); subscribers post the result into the
+ * chat. The call goes out as the key that asked for it (`requestedByKey`), whoever decided; a decision
+ * written before that was stored goes out as the decider, as it did then.
+ */
+async function finishDirectCall(ctx: ServiceContext, view: DecisionView, requestedByKey: string | null): Promise<void> {
+  const asker = requestedByKey ? await principalFromKeyId(ctx.platform.db, requestedByKey) : ctx.principal;
+  const keyId = requestedByKey ?? ctx.principal?.keyId ?? null;
   const settled = (summary: string, payload: unknown) =>
     ctx.platform.events.emit("direct-call-settled", { chatId: view.chatId, keyId, summary, payload });
   const binding = view.request.app.binding;
@@ -290,7 +299,13 @@ async function finishDirectCall(ctx: ServiceContext, view: DecisionView): Promis
     settled(`The call apps.${binding} was not sent: the platform's policy denies it now.`, { decision: "denied" });
     return;
   }
-  const principal = requirePermission(ctx.principal, "apps.use");
+  if (!asker?.permissions.has("apps.use")) {
+    settled(`The call apps.${binding} was not sent: the key that asked for it is revoked or may no longer use Apps.`, {
+      decision: "allowed",
+    });
+    return;
+  }
+  const principal = asker;
   const { outcome } = await performAppCall(ctx.platform, {
     chatId: view.chatId,
     runId: null,

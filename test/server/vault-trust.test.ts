@@ -136,6 +136,61 @@ return r.structuredContent.body`,
     }
   });
 
+  it("a member's direct call that an admin allows is sent as the member (the member's vault rights), not as the admin", async () => {
+    const member = await makePerson(t, "member");
+    await t.caller(t.admin).vault.create({
+      name: "member/own",
+      secret: "mem_OwnSecret_5b0e2a",
+      allow: [{ connection: "notes", tool: "write-note" }],
+      usableBy: { users: [member.userId], roles: [] },
+    });
+    t.platform.modelOverride = scriptedModel((call) =>
+      lastIsTool(call)
+        ? { text: "asked" }
+        : {
+            toolCall: {
+              name: "notes__write_note",
+              input: { title: "as-member", body: "\u27E6vault:member/own\u27E7" },
+            },
+          },
+    );
+    try {
+      const chat = await t.caller(member).chats.create({});
+      await runTurnToEnd({ platform: t.platform, principal: member }, { chatId: chat.id, message: "write it" });
+      const [decision] = await t.caller(t.admin).decisions.list({ status: "pending", chatId: chat.id });
+      // The admin may decide in the member's chat; the admin may not use the member's entry.
+      await t.caller(t.admin).decisions.decide({ id: decision!.id, decision: "allow" });
+      await t.platform.settled();
+      const notes = await t.platform.db.query<{ n: number }>(
+        "select count(*)::int as n from notes where title = 'as-member'",
+      );
+      expect(notes[0]!.n).toBe(1);
+
+      // Asked again, then the member's key is revoked before the admin allows: nothing is sent.
+      await runTurnToEnd({ platform: t.platform, principal: member }, { chatId: chat.id, message: "again" });
+      const [again] = await t.caller(t.admin).decisions.list({ status: "pending", chatId: chat.id });
+      await t.platform.db.query("update api_keys set revoked_at = $2 where id = $1", [member.keyId, Date.now()]);
+      const summaries: string[] = [];
+      const onSettled = (e: { summary: string }) => summaries.push(e.summary);
+      t.platform.events.on("direct-call-settled", onSettled);
+      try {
+        await t.caller(t.admin).decisions.decide({ id: again!.id, decision: "allow" });
+        await t.platform.settled();
+      } finally {
+        t.platform.events.off("direct-call-settled", onSettled);
+      }
+      expect(summaries).toEqual([
+        "The call apps.notes.write_note was not sent: the key that asked for it is revoked or may no longer use Apps.",
+      ]);
+      const after = await t.platform.db.query<{ n: number }>(
+        "select count(*)::int as n from notes where title = 'as-member'",
+      );
+      expect(after[0]!.n).toBe(1);
+    } finally {
+      t.platform.modelOverride = undefined;
+    }
+  });
+
   it("a member who may not use the entry cannot read it back either", async () => {
     const member = await makePerson(t, "member");
     const chat = await t.caller(member).chats.create({});

@@ -21,6 +21,7 @@ import { sql as appTasks } from "./0019-app-tasks";
 import { sql as runTraceparent } from "./0020-run-traceparent";
 import { sql as operationArgsOnCall } from "./0022-operation-args-on-call";
 import { sql as writeRoom } from "./0023-write-room";
+import { sql as decisionRequester } from "./0024-decision-requester";
 
 export const MIGRATIONS: readonly Migration[] = [
   { id: "0001-core", sql: core },
@@ -43,4 +44,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: "0020-run-traceparent", sql: runTraceparent },
   { id: "0022-operation-args-on-call", sql: operationArgsOnCall },
   { id: "0023-write-room", sql: writeRoom },
+  { id: "0024-decision-requester", sql: decisionRequester },
 ];

@@ -205,6 +205,7 @@ async function callToolDirectly(
       argsJson,
       capability: check.capability,
       code: "",
+      requestedByKey: principal.keyId,
     });
     return {
       status: "waiting",
