@@ -1,7 +1,8 @@
 /**
  * The HTTP trust boundary, one rule for REST (`/v1`) and tRPC (`/api/trpc`) alike. In order: the caller
  * is authenticated; an unsafe request (POST/PUT/PATCH/DELETE) that rides on the session cookie must come
- * from the server's own origin (`Origin`, or `Sec-Fetch-Site: same-origin` without one), so a page
+ * from the server's own origin (`Origin`, or `Sec-Fetch-Site: same-origin` without one), and a safe one
+ * with the cookie must not be one a browser marks as made by another page (`Sec-Fetch-Site`), so a page
  * elsewhere cannot act with a signed-in person's cookie (Bearer requests are exempt: a browser never adds
  * that header on its own); an unauthenticated request gets no body read beyond a small bound (only
  * sign-in is open to it); a body must be JSON; and it is read as a stream up to `OPENBOT_MAX_BODY_BYTES`.
@@ -28,12 +29,20 @@ export type Admission = { ok: true; ctx: Context; body: string | undefined } | {
 export interface AdmitOptions {
   /** An unauthenticated unsafe request may proceed (with at most ANONYMOUS_BODY_BYTES); else it gets 401 unread. */
   anonymousAllowed: boolean;
+  /**
+   * A safe request from another site's page may proceed: only where another site sends the person on
+   * purpose (the OAuth callback, a top-level navigation from the authorization server).
+   */
+  crossSite?: boolean;
 }
 
 /** Authenticates, checks origin, media type and size, and reads the body of an unsafe request. */
 export async function admit(req: Request, options: AdmitOptions): Promise<Admission> {
   const ctx = await createContextFromRequest(req);
-  if (!UNSAFE.has(req.method)) return { ok: true, ctx, body: undefined };
+  if (!UNSAFE.has(req.method)) {
+    const site = options.crossSite ? null : checkFetchSite(req);
+    return site ? { ok: false, refusal: site } : { ok: true, ctx, body: undefined };
+  }
 
   const origin = checkOrigin(req, ownOrigin(req, ctx.platform.env));
   if (origin) return { ok: false, refusal: origin };
@@ -69,6 +78,23 @@ function checkOrigin(req: Request, own: string): Refusal | null {
   return {
     code: "FORBIDDEN",
     message: `Refused: a ${req.method} with the session cookie must say where it comes from (an Origin header of ${own}). Other clients send an API key as a Bearer token.`,
+  };
+}
+
+/**
+ * A safe request (GET) with the session cookie that a browser says another site's page made (or a page of
+ * this site on another port or subdomain: "same-site" is not "same-origin") is refused too: some reads
+ * have effects (a recorded App read, a page's presence that routes a chat's programs to a browser), and
+ * the cookie goes along with such requests. A request without `Sec-Fetch-Site` is not a browser's page.
+ */
+function checkFetchSite(req: Request): Refusal | null {
+  const site = req.headers.get("sec-fetch-site");
+  if (site === null || site === "same-origin" || site === "none") return null;
+  if (/^Bearer\s+\S/i.test(req.headers.get("authorization") ?? "")) return null;
+  if (readCookie(req.headers.get("cookie") ?? "", SESSION_COOKIE) === undefined) return null;
+  return {
+    code: "FORBIDDEN",
+    message: `Refused: a ${req.method} with the session cookie from a ${site} page is not allowed; only this server's own pages may send it. Other clients send an API key as a Bearer token.`,
   };
 }
 

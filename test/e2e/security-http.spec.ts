@@ -58,7 +58,13 @@ test.describe("cross-origin requests with the session cookie", () => {
     const html = `<!doctype html><form id="f" method="POST" enctype="text/plain" action="${SERVER}/v1/connections">
       <input type="hidden" name='${escapeAttr(head)}' value='${escapeAttr(tail)}'></form>
       <script>document.getElementById("f").submit()</script>`;
-    foreign = createServer((_req, res) => res.writeHead(200, { "content-type": "text/html" }).end(html));
+    // "/reads": a page that makes GETs to the app with the person's cookie (a same-site page: another port).
+    const reads = `<!doctype html><script>
+      for (const url of ["/v1/chats", "/api/trpc/chats.list"]) fetch(${JSON.stringify(SERVER)} + url, { credentials: "include", mode: "no-cors" });
+      </script>`;
+    foreign = createServer((req, res) =>
+      res.writeHead(200, { "content-type": "text/html" }).end(req.url === "/reads" ? reads : html),
+    );
     await new Promise<void>((resolve) => foreign.listen(FOREIGN_PORT, "127.0.0.1", resolve));
   });
   test.afterAll(async () => {
@@ -138,6 +144,32 @@ test.describe("cross-origin requests with the session cookie", () => {
     expect(fetchSite.status()).toBe(200);
 
     // The UI itself (tRPC mutations from the page, with Chromium's own Origin header) still works.
+    const chatId = await newChat(page);
+    expect(chatId).toMatch(/^chat_/);
+  });
+
+  test("GETs with the cookie from another page are refused (some reads have effects); the app's own pages, typed URLs and API keys are not", async ({
+    page,
+    request,
+  }) => {
+    await signIn(page);
+    const refused = ["/v1/chats", "/api/trpc/chats.list"].map((url) =>
+      page.waitForResponse((r) => r.url().startsWith(`${SERVER}${url}`)),
+    );
+    await page.goto(`${FOREIGN}/reads`);
+    // Chromium marks them Sec-Fetch-Site: same-site (Playwright does not list that header).
+    for (const response of await Promise.all(refused)) expect(response.status()).toBe(403);
+    const cookie = await sessionCookie(page.context());
+    const get = (headers: Record<string, string>) => request.get("/v1/chats", { headers });
+    const sameSite = await get({ cookie, "sec-fetch-site": "same-site" });
+    expect(sameSite.status()).toBe(403);
+    expect((await sameSite.json()).error.message).toContain("from a same-site page is not allowed");
+    expect((await get({ cookie, "sec-fetch-site": "cross-site" })).status()).toBe(403);
+    expect((await get({ cookie, "sec-fetch-site": "same-origin" })).status()).toBe(200);
+    expect((await get({ cookie, "sec-fetch-site": "none" })).status()).toBe(200);
+    expect((await get({ ...admin, "sec-fetch-site": "cross-site" })).status()).toBe(200);
+    // The page itself reads its chats with GETs.
+    await page.goto("/");
     const chatId = await newChat(page);
     expect(chatId).toMatch(/^chat_/);
   });

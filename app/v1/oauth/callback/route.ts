@@ -13,7 +13,7 @@ export const dynamic = "force-dynamic";
  */
 export async function GET(req: Request) {
   try {
-    const admission = await admit(req, { anonymousAllowed: true });
+    const admission = await admit(req, { anonymousAllowed: true, crossSite: true });
     if (!admission.ok) return page(HTTP_STATUS[admission.refusal.code], admission.refusal.message);
     // Anonymous callers are refused by guard (401) like on every other route.
     const query = new URL(req.url).searchParams;
