@@ -84,6 +84,25 @@ export function redactTransport(t: TransportConfig): TransportConfig {
   return t;
 }
 
+/**
+ * The transport as shown to a member (apps.use without platform.admin): what kind of App it is and where,
+ * never how it is reached. A URL keeps its origin and path (a query, userinfo or fragment may carry a
+ * token); a command keeps its file name (its arguments and directory may carry one); OAuth keeps its mode,
+ * which says whether the person signs in themselves.
+ */
+export function memberTransport(t: TransportConfig): TransportConfig {
+  if (t.type === "stdio") return { type: "stdio", command: path.basename(t.command) };
+  if (t.type === "http") {
+    const url = new URL(t.url);
+    return {
+      type: "http",
+      url: `${url.origin}${url.pathname}`,
+      ...(t.oauth ? { oauth: { mode: t.oauth.mode } } : {}),
+    };
+  }
+  return t;
+}
+
 export interface OpenedTransport {
   transport: Transport;
   /** The child's process id (stdio only). */

@@ -8,9 +8,10 @@ import { canonicalJson } from "@/worker/canonical-json";
 import { declarations } from "../apps/declarations";
 import { isConnectionConfigError } from "../apps/errors";
 import type { ToolEntry } from "../apps/registry";
+import { memberTransport } from "../apps/transports";
 import type { Platform } from "../platform";
 import { checkCall, performAppCall } from "./app-calls";
-import { type Principal, requirePermission } from "./auth";
+import { isAdmin, type Principal, requirePermission } from "./auth";
 import type { ServiceContext } from "./context";
 import { AppError, isAppError } from "./errors";
 
@@ -28,9 +29,11 @@ async function adminCall<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+/** Every connection; a member sees each transport without how it is reached (`memberTransport`). */
 export function listConnections(ctx: ServiceContext) {
-  requirePermission(ctx.principal, "apps.use");
-  return ctx.platform.apps.connections();
+  const p = requirePermission(ctx.principal, "apps.use");
+  const views = ctx.platform.apps.connections();
+  return isAdmin(p) ? views : views.map((v) => ({ ...v, transport: memberTransport(v.transport) }));
 }
 
 export async function addConnection(ctx: ServiceContext, input: AddConnectionInput) {
