@@ -131,7 +131,10 @@ async function applyDecisions(ctx: ServiceContext, items: DecisionItem[]): Promi
   if (missing) throw new AppError("NOT_FOUND", `No such decision: ${missing}.`, { id: missing });
   for (const chatId of new Set(rows.map((r) => r.chat_id))) {
     await ownedChat(db, p, chatId).catch((error: unknown) => {
-      throw isAppError(error) && error.code === "FORBIDDEN" ? error : new AppError("NOT_FOUND", "No such decision.");
+      if (isAppError(error) && error.code === "FORBIDDEN") throw error;
+      // Worded as for an id that does not exist, so a stranger cannot tell the two apart.
+      const id = rows.find((r) => r.chat_id === chatId)!.id;
+      throw new AppError("NOT_FOUND", `No such decision: ${id}.`, { id });
     });
   }
   const taken = rows.find((r) => r.status !== "pending");

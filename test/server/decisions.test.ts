@@ -320,6 +320,14 @@ return [a.structuredContent.id, b.structuredContent.id].length`;
     expect(await t.caller(reader).decisions.list({ chatId: chat.id })).toEqual([]);
     expect(await code(t.caller(reader).decisions.decide({ id: decision!.id, decision: "allow" }))).toBe("FORBIDDEN");
     expect(await code(t.caller(stranger).decisions.decide({ id: decision!.id, decision: "allow" }))).toBe("NOT_FOUND");
+    // Told as for an id that does not exist: the message does not say that it does.
+    const message = (id: string) =>
+      t
+        .caller(stranger)
+        .decisions.decide({ id, decision: "allow" })
+        .catch((e: TRPCError) => e.message);
+    expect(await message(decision!.id)).toBe(`No such decision: ${decision!.id}.`);
+    expect(await message("dec_does_not_exist")).toBe("No such decision: dec_does_not_exist.");
     // A reader sees the run but may not stop it (told so); a stranger is not told the run exists.
     expect(await code(t.caller(reader).codeRuns.cancel({ id: record.id }))).toBe("FORBIDDEN");
     expect(await code(t.caller(stranger).codeRuns.cancel({ id: record.id }))).toBe("NOT_FOUND");
