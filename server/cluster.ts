@@ -35,11 +35,14 @@ type Message =
 
 export interface Cluster {
   readonly instanceId: string;
-  /** A page of `chatId` is listening on this instance (a lease: it ends with this instance's lease). */
-  pageEntered(chatId: string): Promise<void>;
-  pageLeft(chatId: string): Promise<void>;
-  /** Whether a page of `chatId` listens on any live instance. */
-  pagePresent(chatId: string): Promise<boolean>;
+  /**
+   * A page of `chatId`, signed in as `userId`, is listening on this instance (a lease: it ends with this
+   * instance's lease).
+   */
+  pageEntered(chatId: string, userId: string): Promise<void>;
+  pageLeft(chatId: string, userId: string): Promise<void>;
+  /** Whether a page of `chatId` signed in as `userId` listens on any live instance. */
+  pagePresent(chatId: string, userId: string): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -155,28 +158,23 @@ export async function joinCluster(db: Db, events: EventBus, instanceId: string):
 
   return {
     instanceId,
-    async pageEntered(chatId) {
+    async pageEntered(chatId, userId) {
       await db.query(
-        `insert into page_presence (chat_id, instance_id, pages) values ($1, $2, 1)
-         on conflict (chat_id, instance_id) do update set pages = page_presence.pages + 1`,
-        [chatId, instanceId],
+        `insert into page_presence (chat_id, instance_id, user_id, pages) values ($1, $2, $3, 1)
+         on conflict (chat_id, instance_id, user_id) do update set pages = page_presence.pages + 1`,
+        [chatId, instanceId, userId],
       );
     },
-    async pageLeft(chatId) {
-      await db.query("update page_presence set pages = pages - 1 where chat_id = $1 and instance_id = $2", [
-        chatId,
-        instanceId,
-      ]);
-      await db.query("delete from page_presence where chat_id = $1 and instance_id = $2 and pages <= 0", [
-        chatId,
-        instanceId,
-      ]);
+    async pageLeft(chatId, userId) {
+      const where = "chat_id = $1 and instance_id = $2 and user_id = $3";
+      await db.query(`update page_presence set pages = pages - 1 where ${where}`, [chatId, instanceId, userId]);
+      await db.query(`delete from page_presence where ${where} and pages <= 0`, [chatId, instanceId, userId]);
     },
-    async pagePresent(chatId) {
+    async pagePresent(chatId, userId) {
       const rows = await db.query(
         `select 1 from page_presence p join instances i on i.id = p.instance_id
-         where p.chat_id = $1 and p.pages > 0 and i.lease_until > $2 limit 1`,
-        [chatId, Date.now()],
+         where p.chat_id = $1 and p.user_id = $3 and p.pages > 0 and i.lease_until > $2 limit 1`,
+        [chatId, Date.now(), userId],
       );
       return rows.length > 0;
     },

@@ -5,6 +5,10 @@
  */
 import type { TRPCError } from "@trpc/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { TurnEvent } from "@/contracts/turn-events";
+import { turnEvents } from "@/server/services/agent/turn-feed";
+import { startTurn } from "@/server/services/agent/turns";
+import { lastIsTool, scriptedModel } from "../helpers/mock-model";
 import { makePerson, startTestPlatform, type TestPlatform } from "../helpers/platform";
 
 let t: TestPlatform;
@@ -54,5 +58,47 @@ describe("hosting a run", () => {
     const claimed = await owner.codeRuns.claim({ runId, attempt });
     expect(claimed?.runId).toBe(runId);
     expect((await owner.codeRuns.finish(finish)).status).toBe("Completed");
+  });
+
+  it("an admin's page on a member's chat does not take the member's programs: no run-request, the server runs it at once", async () => {
+    const member = await makePerson(t, "member");
+    const chat = await t.caller(member).chats.create({ title: "Watched" });
+    // The admin's page listens on the member's chat.
+    const abort = new AbortController();
+    const seen: TurnEvent[] = [];
+    const feed = turnEvents({ platform: t.platform, principal: t.admin }, chat.id, abort.signal);
+    const first = feed.next();
+    const reading = (async () => {
+      try {
+        const r = await first;
+        if (!r.done) seen.push(r.value);
+        for await (const event of feed) seen.push(event);
+      } catch {
+        // aborted
+      }
+    })();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await t.platform.cluster.pagePresent(chat.id, t.admin.userId)).toBe(true);
+    expect(await t.platform.cluster.pagePresent(chat.id, member.userId)).toBe(false);
+    t.platform.modelOverride = scriptedModel((call) =>
+      lastIsTool(call)
+        ? { text: "done" }
+        : { toolCall: { name: "openbot_run_code", input: { code: "return 6 * 7", reason: "test" } } },
+    );
+    try {
+      const { done } = await startTurn(
+        { platform: t.platform, principal: member },
+        { chatId: chat.id, message: "go" },
+        "browser",
+      );
+      await done;
+      const [run] = await t.caller(member).codeRuns.listByChat({ chatId: chat.id });
+      expect(run).toMatchObject({ status: "Completed" });
+      expect(seen.filter((e) => e.type === "run-request")).toEqual([]);
+    } finally {
+      t.platform.modelOverride = undefined;
+      abort.abort();
+      await reading;
+    }
   });
 });

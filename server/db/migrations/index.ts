@@ -22,6 +22,7 @@ import { sql as runTraceparent } from "./0020-run-traceparent";
 import { sql as operationArgsOnCall } from "./0022-operation-args-on-call";
 import { sql as writeRoom } from "./0023-write-room";
 import { sql as decisionRequester } from "./0024-decision-requester";
+import { sql as presenceByPerson } from "./0025-presence-by-person";
 
 export const MIGRATIONS: readonly Migration[] = [
   { id: "0001-core", sql: core },
@@ -45,4 +46,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: "0022-operation-args-on-call", sql: operationArgsOnCall },
   { id: "0023-write-room", sql: writeRoom },
   { id: "0024-decision-requester", sql: decisionRequester },
+  { id: "0025-presence-by-person", sql: presenceByPerson },
 ];

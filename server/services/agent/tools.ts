@@ -122,7 +122,8 @@ async function runProgramForTurn(
   signal.addEventListener("abort", onAbort, { once: true });
   try {
     let claimedByPage = false;
-    if (host === "browser" && (await platform.cluster.pagePresent(chatId))) {
+    // A page of the person whose run it is (only they may host it, runForHost).
+    if (host === "browser" && (await platform.cluster.pagePresent(chatId, requireAuth(ctx.principal).userId))) {
       emitTurnEvent(platform, chatId, { type: "run-request", turnId, runId: ticket.runId, attempt: ticket.attempt });
       claimedByPage = await waitFor(platform, ticket.runId, CLAIM_WAIT_MS, signal, async () => {
         const row = (

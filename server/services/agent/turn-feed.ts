@@ -6,6 +6,7 @@ import "server-only";
 import { on } from "node:events";
 import type { TurnEvent } from "@/contracts/turn-events";
 import type { Platform } from "../../platform";
+import { requireAuth } from "../auth";
 import { readableChat } from "../chats";
 import type { ServiceContext } from "../context";
 
@@ -20,14 +21,16 @@ export async function* turnEvents(
   signal: AbortSignal | undefined,
 ): AsyncGenerator<TurnEvent> {
   await readableChat(ctx.platform.db, ctx.principal, chatId);
+  const principal = requireAuth(ctx.principal);
   const { cluster } = ctx.platform;
-  await cluster.pageEntered(chatId);
+  // Presence by person: only the person whose turn it is may host its programs (runForHost).
+  await cluster.pageEntered(chatId, principal.userId);
   try {
     for await (const [payload] of on(ctx.platform.events, "turn", { signal })) {
       const { chatId: of, event } = payload as { chatId: string; event: TurnEvent };
       if (of === chatId) yield event;
     }
   } finally {
-    await cluster.pageLeft(chatId).catch(() => undefined);
+    await cluster.pageLeft(chatId, principal.userId).catch(() => undefined);
   }
 }
