@@ -3,7 +3,8 @@
  * version), chats, a server-side run of the calendar program in a Node worker thread, and its record.
  */
 import { type APIRequestContext, expect, test } from "@playwright/test";
-import { admin, CALENDAR_PROGRAM } from "./helpers";
+import { STUB_URL } from "../../playwright.config";
+import { admin, CALENDAR_PROGRAM, patchSettings } from "./helpers";
 
 async function settings(request: APIRequestContext) {
   const r = await request.get("/v1/platform/settings", { headers: admin });
@@ -313,3 +314,70 @@ test("each domain's REST route and tRPC procedure refuse a bad field with the sa
   expect(notObject.status()).toBe(400);
   expect((await notObject.json()).error.message).toContain("JSON object");
 });
+
+test("every chat-scoped route: a stranger is told nothing exists (404); a reader of the shared chat reads but may not act (403)", async ({
+  request,
+}) => {
+  await patchSettings(request, {
+    codeMode: { enabled: true },
+    model: { provider: "openai-compatible", baseURL: STUB_URL, model: "stub-1", apiKey: "sk-e2e" },
+  });
+  try {
+    await chatRoutes(request);
+  } finally {
+    await patchSettings(request, { model: null });
+  }
+});
+
+async function chatRoutes(request: APIRequestContext) {
+  const reader = await memberHeaders(request, "Routes reader");
+  const stranger = await memberHeaders(request, "Routes stranger");
+  const chat = await (await request.post("/v1/chats", { headers: admin, data: { title: "Routes" } })).json();
+  const run = await (
+    await request.post(`/v1/chats/${chat.id}/code-runs`, { headers: admin, data: { code: "return 1" } })
+  ).json();
+  const turnAnswer = await request.post(`/v1/chats/${chat.id}/turns`, {
+    headers: admin,
+    data: { message: "Which calendar meetings are busy?" },
+  });
+  expect(turnAnswer.status()).toBe(200);
+  const turn = await turnAnswer.json();
+  expect(
+    (await request.post(`/v1/chats/${chat.id}/shares`, { headers: admin, data: { userId: reader.id } })).status(),
+  ).toBe(201);
+
+  const routes: { method: "get" | "post" | "patch" | "delete"; url: string; data?: unknown; reader: number }[] = [
+    { method: "get", url: `/v1/chats/${chat.id}`, reader: 200 },
+    { method: "get", url: `/v1/chats/${chat.id}/messages`, reader: 200 },
+    { method: "get", url: `/v1/chats/${chat.id}/code-runs`, reader: 200 },
+    { method: "get", url: `/v1/sessions/${chat.id}/code-runs`, reader: 200 },
+    { method: "get", url: `/v1/turns/${turn.id}`, reader: 200 },
+    { method: "get", url: `/v1/executions/${run.executionId}`, reader: 200 },
+    { method: "patch", url: `/v1/chats/${chat.id}`, data: { title: "taken" }, reader: 403 },
+    { method: "post", url: `/v1/chats/${chat.id}/code-runs`, data: { code: "return 2" }, reader: 403 },
+    { method: "post", url: `/v1/chats/${chat.id}/turns`, data: { message: "hello" }, reader: 403 },
+    { method: "post", url: `/v1/chats/${chat.id}/shares`, data: { userId: stranger.id }, reader: 403 },
+    { method: "delete", url: `/v1/chats/${chat.id}/shares/${reader.id}`, reader: 403 },
+    { method: "post", url: `/v1/turns/${turn.id}/stop`, reader: 403 },
+    { method: "post", url: `/v1/executions/${run.executionId}/cancel`, reader: 403 },
+    { method: "delete", url: `/v1/chats/${chat.id}`, reader: 403 },
+  ];
+  const statuses = async (headers: Record<string, string>) => {
+    const out: Record<string, number> = {};
+    for (const r of routes)
+      out[`${r.method.toUpperCase()} ${r.url}`] = (
+        await request[r.method](r.url, { headers, ...(r.data ? { data: r.data } : {}) })
+      ).status();
+    return out;
+  };
+  const expected = (pick: (r: (typeof routes)[number]) => number) =>
+    Object.fromEntries(routes.map((r) => [`${r.method.toUpperCase()} ${r.url}`, pick(r)]));
+  expect(await statuses(stranger.headers)).toEqual(expected(() => 404));
+  expect(await statuses(reader.headers)).toEqual(expected((r) => r.reader));
+  // Nothing they tried took effect: the chat, its title, its runs and its share are as they were.
+  const after = await (await request.get(`/v1/chats/${chat.id}`, { headers: admin })).json();
+  expect(after.title).toBe("Routes");
+  const runs = (await (await request.get(`/v1/chats/${chat.id}/code-runs`, { headers: admin })).json()) as unknown[];
+  expect(runs.length).toBe(2);
+  expect((await request.get(`/v1/chats/${chat.id}`, { headers: reader.headers })).status()).toBe(200);
+}
