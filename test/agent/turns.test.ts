@@ -5,7 +5,7 @@
  * continues), and Stop.
  */
 import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { lastIsTool, lastToolResult, scriptedModel } from "../helpers/mock-model";
 import { CALENDAR_PROGRAM, startTestPlatform, type TestPlatform } from "../helpers/platform";
 
@@ -130,6 +130,54 @@ return { id: note.structuredContent.id }`;
     expect(notice?.text).toContain('"status":"completed"');
     expect(messages.at(-1)).toMatchObject({ role: "assistant", text: "The note is written." });
   });
+
+  it("a run parked on App input (no decision) posts its result into the chat once the person answers", async () => {
+    const view = await t.platform.apps.add({ name: "Everything", transport: { type: "preset", preset: "everything" } });
+    await t.platform.apps.setPolicies(view.id, { "trigger-elicitation-request": "allow" });
+    try {
+      const program = `const r = await apps.everything.trigger_elicitation_request({})
+return JSON.stringify(r.content)`;
+      t.platform.modelOverride = scriptedModel((call) => {
+        const lastUser = [...call.prompt].reverse().find((m) => m.role === "user");
+        if (JSON.stringify(lastUser?.content ?? "").includes("[OpenBot]")) return { text: "Got the answer." };
+        if (!lastIsTool(call))
+          return { toolCall: { name: "openbot_run_code", input: { code: program, reason: "ask the person" } } };
+        return { text: `The program is ${(lastToolResult(call) as { status?: string }).status}.` };
+      });
+      const caller = t.caller(t.admin);
+      const chat = await caller.chats.create({});
+      const { runTurnToEnd, listMessages } = await import("@/server/services/agent/turns");
+      const turn = await runTurnToEnd(
+        { platform: t.platform, principal: t.admin },
+        { chatId: chat.id, message: "Ask" },
+      );
+      expect(turn.messages.filter((m) => m.role === "assistant").at(-1)?.text).toBe("The program is waiting.");
+      const [run] = await caller.codeRuns.listByChat({ chatId: chat.id });
+      expect(await caller.decisions.list({ chatId: chat.id })).toEqual([]);
+      const [pending] = await caller.appOperations.pendingInputs({ chatId: chat.id });
+      await caller.appOperations.answer({
+        operationId: pending!.operationId,
+        answer: { action: "accept", content: { name: "Ada Lovelace", check: true } },
+      });
+      await vi.waitFor(async () => expect((await caller.codeRuns.byId({ id: run!.id })).status).toBe("Completed"), {
+        timeout: 30_000,
+      });
+      await t.platform.settled();
+      await vi.waitFor(
+        async () => {
+          const messages = await listMessages({ platform: t.platform, principal: t.admin }, chat.id);
+          const notices = messages.filter((m) => m.role === "notice");
+          expect(notices).toHaveLength(1);
+          expect(notices[0]!.text).toContain(`The code run ${run!.id} finished.`);
+          expect(notices[0]!.text).toContain("Ada Lovelace");
+          expect(messages.at(-1)).toMatchObject({ role: "assistant", text: "Got the answer." });
+        },
+        { timeout: 15_000 },
+      );
+    } finally {
+      await t.platform.apps.remove(view.id);
+    }
+  }, 60_000);
 
   it("Stop interrupts the turn and cancels its running program", async () => {
     const program = `let n = 0

@@ -23,6 +23,7 @@ import { sql as operationArgsOnCall } from "./0022-operation-args-on-call";
 import { sql as writeRoom } from "./0023-write-room";
 import { sql as decisionRequester } from "./0024-decision-requester";
 import { sql as presenceByPerson } from "./0025-presence-by-person";
+import { sql as turnWaiting } from "./0026-turn-waiting";
 
 export const MIGRATIONS: readonly Migration[] = [
   { id: "0001-core", sql: core },
@@ -47,4 +48,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: "0023-write-room", sql: writeRoom },
   { id: "0024-decision-requester", sql: decisionRequester },
   { id: "0025-presence-by-person", sql: presenceByPerson },
+  { id: "0026-turn-waiting", sql: turnWaiting },
 ];

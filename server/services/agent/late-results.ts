@@ -34,11 +34,15 @@ export async function postLateResult(
   await runLoop(platform, principal, chatId, turnId, model, "server");
 }
 
-/** Called when a run ends: if its turn only got "waiting", the result goes into the chat now. */
+/**
+ * Called when a run ends: if its turn only got "waiting" (`turn_waiting`, whatever the run waited for: a
+ * decision, App input, an MCP task, an Unknown call), the result goes into the chat now. `reported` is
+ * claimed in the same statement, so the turn's own tool result and this never both carry it.
+ */
 export async function reportRunIfLate(platform: Platform, runId: string): Promise<void> {
   const rows = await platform.db.query<{ chat_id: string; api_key_id: string | null; turn_id: string | null }>(
     `update code_runs set reported = true where id = $1 and reported = false and turn_id is not null
-     and status in ('Completed', 'Failed', 'Cancelled') and exists (select 1 from decisions d where d.run_id = $1)
+     and turn_waiting and status in ('Completed', 'Failed', 'Cancelled')
      returning chat_id, api_key_id, turn_id`,
     [runId],
   );

@@ -24,6 +24,7 @@ import { emitTurnEvent } from "./turn-feed";
 
 /** How long the loop waits for a page to claim a program before the server runner runs it. */
 const CLAIM_WAIT_MS = 4_000;
+const ENDED: ReadonlySet<string> = new Set(["Completed", "Failed", "Cancelled"]);
 
 /** Where the tools run: the turn, and whether a page may run its programs. */
 interface TurnPlace {
@@ -146,9 +147,25 @@ async function runProgramForTurn(
     }
     const final = await getRun(ctx, ticket.runId);
     // Decisions taken while the attempt still ran re-run it at once: still going, so its result comes later.
-    const ended = final.status === "Completed" || final.status === "Failed" || final.status === "Cancelled";
-    if (ended) await platform.db.query("update code_runs set reported = true where id = $1", [ticket.runId]);
-    return runToolResult(ended ? final : { ...final, status: "Waiting" });
+    const ended = ENDED.has(final.status);
+    if (ended) {
+      await platform.db.query("update code_runs set reported = true where id = $1", [ticket.runId]);
+      return runToolResult(final);
+    }
+    // The turn moves on: the run's end is posted into the chat when it comes (reportRunIfLate). A run that
+    // ended since `getRun` may have found the mark unset; then whoever claims `reported` first carries it.
+    const [now] = await platform.db.query<{ status: string }>(
+      "update code_runs set turn_waiting = true where id = $1 returning status",
+      [ticket.runId],
+    );
+    if (now && ENDED.has(now.status)) {
+      const claimed = await platform.db.query(
+        "update code_runs set reported = true where id = $1 and reported = false returning id",
+        [ticket.runId],
+      );
+      if (claimed.length > 0) return runToolResult(await getRun(ctx, ticket.runId));
+    }
+    return runToolResult({ ...final, status: "Waiting" });
   } finally {
     signal.removeEventListener("abort", onAbort);
   }
