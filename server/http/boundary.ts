@@ -125,10 +125,17 @@ function formatBytes(n: number): string {
   return `${n} bytes`;
 }
 
-/** Reads the body as UTF-8, keeping nothing once it passes `limit` bytes (a declared length over it: unread). */
+/**
+ * Reads the body as UTF-8, keeping nothing once it passes `limit` bytes. A declared length over the limit
+ * is refused without keeping anything either; its bytes are still read and dropped when there are at most
+ * `limit` × 16 of them, like a chunked body's rest, so the client gets the refusal instead of a reset.
+ */
 async function readLimited(req: Request, limit: number): Promise<{ ok: true; text: string } | { ok: false }> {
   const declared = Number(req.headers.get("content-length") ?? "");
-  if (Number.isFinite(declared) && declared > limit) return { ok: false };
+  if (Number.isFinite(declared) && declared > limit) {
+    if (req.body && declared <= limit * 16) await discardRest(req.body.getReader(), limit);
+    return { ok: false };
+  }
   if (!req.body) return { ok: true, text: "" };
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -147,9 +154,10 @@ async function readLimited(req: Request, limit: number): Promise<{ ok: true; tex
 }
 
 /**
- * Drops (keeps nothing of) the rest of a refused chunked body before the refusal is sent, so a client
- * still sending gets the answer rather than a reset connection. Past a further `limit` × 16 bytes the
- * connection is cut instead.
+ * Drops (keeps nothing of) the rest of a refused body before the refusal is sent, so a client still
+ * sending gets the answer rather than a reset connection: when the server closes a socket with unread
+ * bytes in it, the kernel answers with a reset that can reach the client before it has read the refusal.
+ * Past a further `limit` × 16 bytes the connection is cut instead.
  */
 async function discardRest(reader: ReadableStreamDefaultReader<Uint8Array>, limit: number): Promise<void> {
   let dropped = 0;

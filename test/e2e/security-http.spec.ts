@@ -352,6 +352,14 @@ test.describe("request bodies", () => {
     expect(JSON.parse(declared.body).error.message).toBe(
       "The request body is larger than the limit of 4 MiB (4194304 bytes; OPENBOT_MAX_BODY_BYTES).",
     );
+    // A declared length over the limit: its bytes are read and dropped before the answer, so a client that
+    // sends them all gets the 413 rather than a reset connection (the answer comes after the last byte).
+    const declaredStream = await rawPost("/v1/chats", headers, 5 * MiB, { declare: true });
+    expect(declaredStream.reset).toBeFalsy();
+    expect(declaredStream.status).toBe(413);
+    expect(declaredStream.bytesSent).toBe(5 * MiB);
+    // Past 16 × the limit nothing is read: the refusal (or a cut) comes before the client is done.
+    expectRefusedEarly(await rawPost("/v1/chats", headers, 100 * MiB, { declare: true }), 413, 100 * MiB);
     const streamed = await rawPost("/v1/chats", headers, 6 * MiB);
     expect(streamed.status).toBe(413);
     const trpc = await rawPost("/api/trpc/chats.create", headers, 6 * MiB);
