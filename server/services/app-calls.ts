@@ -65,17 +65,20 @@ export type CallCheck =
  * A call without references needs no vault read; an allowed call with references is checked again when
  * its secrets are put in (`performAppCall`), since the vault may change while a person decides.
  *
- * A program's call (`call`) also meets taint and grants: once the run has read from a source of untrusted
- * content, a call that is not read-only asks even if its policy allows it; a call that would ask is
- * allowed by a matching remembered grant (the call's row says which), where a call carrying a vault
- * reference or following untrusted content counts only the run's own grants.
+ * A program's call (`call` with its run) also meets taint: once the run has read from a source of untrusted
+ * content, a call that is not read-only asks even if its policy allows it. A call that would ask is allowed
+ * by a matching remembered grant (a program's call row says which); a direct (model) call (`call` with
+ * `runId: null`) meets its chat's grants and the grants to everyone. A call carrying a vault reference or
+ * following untrusted content counts only its run's own grants (a direct call none).
  */
 export async function checkCall(
   platform: Platform,
   principal: Principal,
   entry: ToolEntry,
   argsJson: string,
-  call?: { runId: string; chatId: string; index: number; policies?: string | null },
+  call?:
+    | { runId: string; chatId: string; index: number; policies?: string | null }
+    | { runId: null; chatId: string; index: null; policies?: undefined },
 ): Promise<CallCheck> {
   const policy = policyOf(
     entry,
@@ -92,7 +95,7 @@ export async function checkCall(
     return { verdict: "refuse", outcome, rejection: { name: "AppCallDenied", message: verdict.message } };
   }
   // Taint needs only which tools the run heard from; the texts (decrypted) only when a person is asked.
-  const taint = call && !isReadOnly(entry) ? taintReason(await runReads(platform, call.runId, false)) : null;
+  const taint = call?.runId && !isReadOnly(entry) ? taintReason(await runReads(platform, call.runId, false)) : null;
   if (verdict.verdict === "allow" && taint === null) return verdict;
   const refusal = await vaultRefusal(platform, argsJson, entry, principal);
   if (refusal) {
@@ -112,9 +115,10 @@ export async function checkCall(
   const runOnly = taint !== null || referencedNames(argsJson).length > 0;
   const grantId = await grantFor(platform, { runId: call.runId, chatId: call.chatId, entry, argsJson }, runOnly);
   if (grantId) {
-    await recordGrantUse(platform, grantId, call.runId, call.index);
+    await recordGrantUse(platform, grantId, call.runId === null ? null : { runId: call.runId, index: call.index });
     return { verdict: "allow", grantId };
   }
+  if (call.runId === null) return { verdict: "ask", capability };
   const reads = await runReads(platform, call.runId);
   return { verdict: "ask", capability, context: { taint, provenance: provenance(JSON.parse(argsJson), reads) } };
 }

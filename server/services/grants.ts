@@ -147,7 +147,7 @@ export async function rememberDecision(
  */
 export async function grantFor(
   platform: Platform,
-  call: { runId: string; chatId: string; entry: ToolEntry; argsJson: string },
+  call: { runId: string | null; chatId: string; entry: ToolEntry; argsJson: string },
   runOnly: boolean,
 ): Promise<string | null> {
   const now = Date.now();
@@ -173,13 +173,21 @@ export async function grantFor(
   return rows[0]?.id ?? null;
 }
 
-/** A grant allowed call `index` of run `runId`: the call says which, the grant counts one more use. */
-export async function recordGrantUse(platform: Platform, grantId: string, runId: string, index: number): Promise<void> {
-  await platform.db.query("update code_run_calls set grant_id = $1 where run_id = $2 and idx = $3", [
-    grantId,
-    runId,
-    index,
-  ]);
+/**
+ * A grant allowed a call: the grant counts one more use, and a program's call (`call`: its run and index)
+ * says which grant allowed it. A direct call has no call row.
+ */
+export async function recordGrantUse(
+  platform: Platform,
+  grantId: string,
+  call: { runId: string; index: number } | null,
+): Promise<void> {
+  if (call)
+    await platform.db.query("update code_run_calls set grant_id = $1 where run_id = $2 and idx = $3", [
+      grantId,
+      call.runId,
+      call.index,
+    ]);
   await platform.db.query("update grants set uses = uses + 1 where id = $1", [grantId]);
 }
 

@@ -8,6 +8,8 @@
  */
 import type { TRPCError } from "@trpc/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runTurnToEnd } from "@/server/services/agent/turns";
+import { lastIsTool, scriptedModel } from "../helpers/mock-model";
 import { makePerson, startTestPlatform, type TestPlatform } from "../helpers/platform";
 
 let t: TestPlatform;
@@ -149,6 +151,54 @@ return "ok"`;
     expect(allowedByRun.calls[1]!.grantId).not.toBeNull();
     const plain = await caller.codeRuns.runOnServer({ chatId: chat.id, code: writeNote("no ref"), reason: "r" });
     expect(plain.status).toBe("Completed");
+  });
+
+  it("a chat's grant allows the model's own (direct) calls in that chat too, not in another chat, and never a vault reference", async () => {
+    const caller = t.caller(t.admin);
+    const chat = await caller.chats.create({});
+    const other = await caller.chats.create({});
+    // The model makes one call per message it is sent (`input`, then null), and answers in text after it.
+    let input: { title: string; body: string } | null = { title: "direct 1", body: "plain" };
+    t.platform.modelOverride = scriptedModel((call) => {
+      if (lastIsTool(call) || input === null) return { text: "done" };
+      const step = { toolCall: { name: "notes__write_note", input } };
+      input = null;
+      return step;
+    });
+    const notes = async (title: string) =>
+      (await t.platform.db.query<{ n: number }>("select count(*)::int as n from notes where title = $1", [title]))[0]!
+        .n;
+    try {
+      await runTurnToEnd({ platform: t.platform, principal: t.admin }, { chatId: chat.id, message: "write" });
+      const [d] = await pending(chat.id);
+      expect(d!.runId).toBeNull();
+      await caller.decisions.decide({ id: d!.id, decision: "allow", remember: { scope: "chat", match: "binding" } });
+      await t.platform.settled();
+      expect(await notes("direct 1")).toBe(1);
+      const [grant] = await caller.grants.list({ chatId: chat.id });
+      expect(grant).toMatchObject({ scope: "chat", binding: "notes.write_note", uses: 0 });
+
+      // The model's next direct call of the tool in this chat goes without asking, and the grant counts it.
+      input = { title: "direct 2", body: "plain" };
+      await runTurnToEnd({ platform: t.platform, principal: t.admin }, { chatId: chat.id, message: "again" });
+      expect(await pending(chat.id)).toEqual([]);
+      expect(await notes("direct 2")).toBe(1);
+      expect((await caller.grants.list({ chatId: chat.id }))[0]).toMatchObject({ id: grant!.id, uses: 1 });
+
+      // Another chat still asks.
+      input = { title: "direct elsewhere", body: "plain" };
+      await runTurnToEnd({ platform: t.platform, principal: t.admin }, { chatId: other.id, message: "write" });
+      expect(await pending(other.id)).toHaveLength(1);
+      expect(await notes("direct elsewhere")).toBe(0);
+
+      // A vault reference is never allowed by a grant wider than a run: the direct call asks.
+      input = { title: "direct vault", body: "\u27E6vault:notes/secret\u27E7" };
+      await runTurnToEnd({ platform: t.platform, principal: t.admin }, { chatId: chat.id, message: "secret" });
+      expect(await pending(chat.id)).toHaveLength(1);
+      expect(await notes("direct vault")).toBe(0);
+    } finally {
+      t.platform.modelOverride = undefined;
+    }
   });
 
   it("members cannot remember for everyone (403); admins can; bad remember input is named; a deny is not remembered", async () => {

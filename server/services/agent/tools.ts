@@ -210,7 +210,8 @@ async function callToolDirectly(
 ) {
   const principal = requireAuth(ctx.principal);
   const argsJson = canonicalJson(JSON.stringify(args ?? {}));
-  const check = await checkCall(ctx.platform, principal, entry, argsJson);
+  // The chat's remembered grants (and those to everyone) apply to the model's own calls too.
+  const check = await checkCall(ctx.platform, principal, entry, argsJson, { runId: null, chatId, index: null });
   if (check.verdict === "refuse") return { error: { name: check.outcome.name, message: check.outcome.message } };
   if (check.verdict === "ask") {
     const decisionId = await requestDecision(ctx.platform, {
