@@ -9,7 +9,9 @@ import type { CallRequest, HostCallAnswer, LogLine, RunInput, RunOutcome } from 
  * Int32Array over `buffer` with [0] = guest time of finished slices in µs, [1] = start of the slice in
  * progress in ms since `base` (a `performance.timeOrigin + performance.now()` reading), or -1 when idle.
  * The worker writes [1] = -1 before adding to [0], so a reader that loads [0] then [1] never counts a
- * slice twice. With a meter the worker sends no "busy" messages for that run.
+ * slice twice. With a meter the worker sends no "busy" messages for that run. [2] is the cancel flag: the
+ * driver sets it to 1 (beside its "cancel" message), and the worker's interrupt handler, which runs while
+ * guest code does, stops the run at once; the message alone waits until the guest yields.
  */
 export interface BusyMeter {
   buffer: SharedArrayBuffer;

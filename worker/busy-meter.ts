@@ -8,6 +8,8 @@ import type { BusyMeter } from "../contracts/worker-protocol";
 
 const TOTAL_US = 0;
 const SINCE_MS = 1;
+const CANCEL = 2;
+const METER_BYTES = 12;
 
 /** Milliseconds on a clock both sides of a worker boundary share (absolute, sub-millisecond). */
 export function meterClock(): number {
@@ -25,7 +27,7 @@ export function meterClock(): number {
 export function createMeter(): { meter: BusyMeter; view: Int32Array } | undefined {
   if (typeof SharedArrayBuffer !== "function" || typeof Atomics !== "object") return undefined;
   try {
-    const buffer = new SharedArrayBuffer(8);
+    const buffer = new SharedArrayBuffer(METER_BYTES);
     const view = new Int32Array(buffer);
     view[SINCE_MS] = -1;
     return { meter: { buffer, base: meterClock() }, view };
@@ -39,6 +41,23 @@ export function meterBusyMs(view: Int32Array, base: number): number {
   const total = Atomics.load(view, TOTAL_US) / 1000;
   const since = Atomics.load(view, SINCE_MS);
   return since < 0 ? total : total + Math.max(0, meterClock() - base - since);
+}
+
+/** The driver cancels the run: the worker's interrupt handler sees it even while guest code runs. */
+export function meterCancel(view: Int32Array): void {
+  Atomics.store(view, CANCEL, 1);
+}
+
+/**
+ * The worker's side of the cancel flag: a check that is true once the driver cancelled the run, or
+ * undefined if `meter` is not a usable one (a meter without the flag's room included).
+ */
+export function meterCancelled(meter: unknown): (() => boolean) | undefined {
+  if (typeof SharedArrayBuffer !== "function" || typeof meter !== "object" || meter === null) return undefined;
+  const { buffer } = meter as Partial<BusyMeter>;
+  if (!(buffer instanceof SharedArrayBuffer) || buffer.byteLength < METER_BYTES) return undefined;
+  const view = new Int32Array(buffer, 0, METER_BYTES / 4);
+  return () => Atomics.load(view, CANCEL) !== 0;
 }
 
 /**

@@ -42,6 +42,11 @@ export interface EngineHost {
   onBusy?(busy: boolean): void;
   /** Abort → the run ends `Cancelled` at the next point the host regains control. */
   signal?: AbortSignal;
+  /**
+   * Polled by the interrupt handler while guest code runs: true → the run ends `Cancelled` at once, even in
+   * the middle of a long slice (where `signal` cannot be heard: the host's thread is busy running the guest).
+   */
+  cancelled?(): boolean;
 }
 
 /** A run outcome plus the order in which call outcomes were delivered to the program. */
@@ -375,6 +380,10 @@ export class RunSession {
 
   private shouldInterrupt(): boolean {
     if (this.halt || this.timedOut) return true;
+    if (this.host.cancelled?.()) {
+      this.halt = { reason: "Cancelled", message: "the run was cancelled" };
+      return true;
+    }
     if (!this.memoryPressure && !this.module.canAllocate(this.pressureBytes)) this.memoryPressure = true;
     if (!this.inSlice) return false;
     if (this.guestMs + (now() - this.sliceStart) > this.limits.timeoutMs) {

@@ -8,7 +8,8 @@
  * SharedArrayBuffer exists, else busy/idle messages), and when the guest has been busy longer than
  * `timeoutMs + graceMs` in total (built-ins such as a huge-length `indexOf` never reach the interrupt
  * handler) the worker is terminated, the run fails `Timeout` and a fresh worker replaces it.
- * Cancel asks the worker first and terminates it if it does not finish within the grace. A worker error,
+ * Cancel asks the worker first (with a meter, a flag its interrupt handler reads, so a run busy in guest code
+ * stops at once and the worker lives on) and terminates it if it does not finish within the grace. A worker error,
  * or a worker whose "ready" reports that the engine could not load, fails its run `Unavailable` at once. Runtime-neutral; `run` never rejects.
  *
  * Over 400 lines on purpose: the pool (workers, queue, warm-up, retirement) and each run's watchdog share one
@@ -16,7 +17,7 @@
  */
 import type { CallRequest, EngineLimits, HostCallAnswer, LogLine, RunInput } from "../contracts/engine";
 import { type CallAnswer, type FromWorker, isFromWorker, type ToWorker } from "../contracts/worker-protocol";
-import { createMeter, meterBusyMs } from "./busy-meter";
+import { createMeter, meterBusyMs, meterCancel } from "./busy-meter";
 import { readyError } from "./ready";
 import type { EngineOutcome } from "./run-session";
 
@@ -174,6 +175,8 @@ class PooledWorker {
       };
       const onAbort = (): void => {
         if (settled) return;
+        // The flag reaches a worker busy in guest code (its interrupt handler reads it); the message one that waits.
+        if (metered) meterCancel(metered.view);
         this.send({ type: "cancel", nonce });
         cancelTimer = setTimeout(() => {
           finish(failed("Cancelled", "the run was cancelled", logs, order));

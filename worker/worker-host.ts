@@ -8,7 +8,7 @@
  */
 import type { CallRequest, HostCallAnswer } from "../contracts/engine";
 import { isToWorker, type ToWorker } from "../contracts/worker-protocol";
-import { meterWriter } from "./busy-meter";
+import { meterCancelled, meterWriter } from "./busy-meter";
 import { type Engine, loadEngine } from "./engine";
 import type { WorkerMessage } from "./ready";
 
@@ -79,6 +79,7 @@ export function serveEngine(io: WorkerIo, load: () => Promise<Engine> = loadEngi
         onLog: (line) => io.post({ type: "log", nonce, line }),
         onBusy: meterWriter(message.meter) ?? ((busy) => io.post({ type: "busy", nonce, busy })),
         signal: run.controller.signal,
+        cancelled: meterCancelled(message.meter),
       })
       .then((outcome) => {
         active = undefined;

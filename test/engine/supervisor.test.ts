@@ -87,7 +87,7 @@ describe("SandboxSupervisor with Node worker threads", () => {
     expect(parseValue(await supervisor.run(input("return 3"), fakeHost()))).toBe(3);
   });
 
-  it("cancels a busy worker by terminating it after the grace", async () => {
+  it("cancels a busy run, and the next run works", async () => {
     const controller = new AbortController();
     const pending = supervisor.run(input("while (true) {}", { limits: { timeoutMs: 20_000 } }), {
       call: fakeHost().call,
@@ -405,6 +405,35 @@ describe("the busy-time watchdog", () => {
         local.dispose();
       }
     });
+
+    it(`cancels a run busy in guest code (${path})`, async () => {
+      // With the meter the worker's interrupt handler reads the cancel flag: the run ends Cancelled and the
+      // worker lives on. Without it the worker cannot hear the message while the guest runs: it is terminated
+      // after the grace (a minute here with the meter, so only the flag can end the run within the test).
+      let spawns = 0;
+      const local = new SandboxSupervisor({
+        spawn: () => {
+          spawns++;
+          return spawnNodeWorker();
+        },
+        graceMs: sharedMeter ? 60_000 : 300,
+        sharedMeter,
+      });
+      try {
+        expect(parseValue(await local.run(input("return 1"), fakeHost()))).toBe(1);
+        const controller = new AbortController();
+        const busy = local.run(input("let n = 0; while (true) { n++ }", { limits: { timeoutMs: 50_000 } }), {
+          call: fakeHost().call,
+          signal: controller.signal,
+        });
+        setTimeout(() => controller.abort(), 100);
+        expect(await busy).toMatchObject({ status: "failed", reason: "Cancelled", message: "the run was cancelled" });
+        expect(parseValue(await local.run(input("return 2"), fakeHost()))).toBe(2);
+        expect(spawns).toBe(sharedMeter ? 1 : 2);
+      } finally {
+        local.dispose();
+      }
+    }, 20_000);
 
     it(`does not count time spent waiting for calls (${path})`, async () => {
       let busyMessages = 0;
