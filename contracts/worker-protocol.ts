@@ -11,7 +11,9 @@ import type { CallRequest, HostCallAnswer, LogLine, RunInput, RunOutcome } from 
  * The worker writes [1] = -1 before adding to [0], so a reader that loads [0] then [1] never counts a
  * slice twice. With a meter the worker sends no "busy" messages for that run. [2] is the cancel flag: the
  * driver sets it to 1 (beside its "cancel" message), and the worker's interrupt handler, which runs while
- * guest code does, stops the run at once; the message alone waits until the guest yields.
+ * guest code does, stops the run at once; the message alone waits until the guest yields. [3] is how much of
+ * the busy time, in µs, the worker found its thread waiting for a core (its CPU clock behind the wall
+ * clock): the watchdog does not count it, as the run's own time limit does not.
  */
 export interface BusyMeter {
   buffer: SharedArrayBuffer;

@@ -9,7 +9,8 @@ import type { BusyMeter } from "../contracts/worker-protocol";
 const TOTAL_US = 0;
 const SINCE_MS = 1;
 const CANCEL = 2;
-const METER_BYTES = 12;
+const WAITED_US = 3;
+const METER_BYTES = 16;
 
 /** Milliseconds on a clock both sides of a worker boundary share (absolute, sub-millisecond). */
 export function meterClock(): number {
@@ -36,16 +37,32 @@ export function createMeter(): { meter: BusyMeter; view: Int32Array } | undefine
   }
 }
 
-/** Guest time so far on `view`, in ms, the slice in progress included. */
+/**
+ * Guest time so far on `view`, in ms, the slice in progress included, less the time the worker last
+ * reported its thread waited for a core while the guest was busy (see `meterWaited`).
+ */
 export function meterBusyMs(view: Int32Array, base: number): number {
   const total = Atomics.load(view, TOTAL_US) / 1000;
   const since = Atomics.load(view, SINCE_MS);
-  return since < 0 ? total : total + Math.max(0, meterClock() - base - since);
+  const busy = since < 0 ? total : total + Math.max(0, meterClock() - base - since);
+  return busy - Atomics.load(view, WAITED_US) / 1000;
 }
 
 /** The driver cancels the run: the worker's interrupt handler sees it even while guest code runs. */
 export function meterCancel(view: Int32Array): void {
   Atomics.store(view, CANCEL, 1);
+}
+
+/**
+ * The worker's report that `ms` of the guest's busy (wall) time so far was its thread waiting for a core,
+ * not running: the watchdog does not count it. Undefined if `meter` is not a usable one.
+ */
+export function meterWaited(meter: unknown): ((ms: number) => void) | undefined {
+  if (typeof SharedArrayBuffer !== "function" || typeof meter !== "object" || meter === null) return undefined;
+  const { buffer } = meter as Partial<BusyMeter>;
+  if (!(buffer instanceof SharedArrayBuffer) || buffer.byteLength < METER_BYTES) return undefined;
+  const view = new Int32Array(buffer, 0, METER_BYTES / 4);
+  return (ms) => void Atomics.store(view, WAITED_US, Math.min(2 ** 31 - 1, Math.max(0, Math.round(ms * 1000))));
 }
 
 /**

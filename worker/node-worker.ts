@@ -5,6 +5,7 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { loadEngine } from "./engine";
+import { threadCpuClock } from "./thread-clock";
 import { serveEngine } from "./worker-host";
 
 const port = parentPort;
@@ -19,4 +20,5 @@ serveEngine(
     onMessage: (listener) => port.on("message", listener),
   },
   () => loadEngine({ wasmModule, build }),
+  threadCpuClock(),
 );

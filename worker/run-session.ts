@@ -47,6 +47,14 @@ export interface EngineHost {
    * the middle of a long slice (where `signal` cannot be heard: the host's thread is busy running the guest).
    */
   cancelled?(): boolean;
+  /**
+   * CPU time of the thread that runs the guest, in ms, where the host can read it (Node worker threads on
+   * Linux). The time limit counts the program's running time: when the wall clock says it is spent, this
+   * clock is asked, and time the thread spent waiting for a core (a busy machine) is not counted.
+   */
+  threadCpuMs?(): number;
+  /** How much of the guest's busy (wall) time so far was its thread waiting for a core (drives a watchdog). */
+  onWaited?(ms: number): void;
 }
 
 /** A run outcome plus the order in which call outcomes were delivered to the program. */
@@ -191,6 +199,10 @@ export class RunSession {
   /** The module's allocation failures when this run began (see SandboxModule.allocationFailures). */
   private readonly allocationFailuresAtStart: number;
   private guestMs = 0;
+  /** The thread's CPU clock when the run began (`threadCpuMs`), if the host has one. */
+  private cpuAtStart: number | undefined;
+  /** Before this wall-clock reading the CPU clock cannot have spent the limit (it last said how much was left). */
+  private cpuCheckAfter = 0;
   private sliceStart = 0;
   private inSlice = false;
   private pumping = false;
@@ -232,6 +244,7 @@ export class RunSession {
       return this.outcomeNow({ reason: "Cancelled", message: "the run was cancelled" });
     }
     signal?.addEventListener("abort", onAbort, { once: true });
+    this.cpuAtStart = this.readCpu();
     try {
       this.host.onBusy?.(true);
       this.setUp();
@@ -386,11 +399,38 @@ export class RunSession {
     }
     if (!this.memoryPressure && !this.module.canAllocate(this.pressureBytes)) this.memoryPressure = true;
     if (!this.inSlice) return false;
-    if (this.guestMs + (now() - this.sliceStart) > this.limits.timeoutMs) {
+    const at = now();
+    const wall = this.guestMs + (at - this.sliceStart);
+    if (wall > this.limits.timeoutMs && at >= this.cpuCheckAfter && !this.cpuLeft(wall, at)) {
       this.timedOut = true;
       return true;
     }
     return false;
+  }
+
+  /**
+   * The wall clock says the program spent its time limit: is it still under by its thread's CPU clock (the
+   * thread waited for a core)? The CPU clock counts from the run's start, so the host's own work between
+   * slices counts too: it never allows more than the wall clock would have without the waits. While it
+   * says yes, it is asked again only once as much wall time has passed as it said was left.
+   */
+  private cpuLeft(wall: number, at: number): boolean {
+    const cpu = this.cpuAtStart === undefined ? undefined : this.readCpu();
+    if (cpu === undefined || this.cpuAtStart === undefined) return false;
+    const spent = cpu - this.cpuAtStart;
+    if (spent >= this.limits.timeoutMs) return false;
+    this.cpuCheckAfter = at + (this.limits.timeoutMs - spent);
+    this.host.onWaited?.(wall - spent);
+    return true;
+  }
+
+  private readCpu(): number | undefined {
+    try {
+      const ms = this.host.threadCpuMs?.();
+      return typeof ms === "number" && Number.isFinite(ms) ? ms : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   /** True when the program's promise has settled and the run is finished. */

@@ -8,7 +8,7 @@
  */
 import type { CallRequest, HostCallAnswer } from "../contracts/engine";
 import { isToWorker, type ToWorker } from "../contracts/worker-protocol";
-import { meterCancelled, meterWriter } from "./busy-meter";
+import { meterCancelled, meterWaited, meterWriter } from "./busy-meter";
 import { type Engine, loadEngine } from "./engine";
 import type { WorkerMessage } from "./ready";
 
@@ -27,8 +27,11 @@ interface ActiveRun {
   outbox: CallRequest[];
 }
 
-/** Serves runs on `io`; `load` is the engine loader (tests substitute a failing one). */
-export function serveEngine(io: WorkerIo, load: () => Promise<Engine> = loadEngine): void {
+/**
+ * Serves runs on `io`; `load` is the engine loader (tests substitute a failing one); `threadCpuMs` is this
+ * thread's CPU clock where the host has one (the time limit then does not count waiting for a core).
+ */
+export function serveEngine(io: WorkerIo, load: () => Promise<Engine> = loadEngine, threadCpuMs?: () => number): void {
   let engine: Engine | undefined;
   let active: ActiveRun | undefined;
   const waiting: ToWorker[] = [];
@@ -80,6 +83,8 @@ export function serveEngine(io: WorkerIo, load: () => Promise<Engine> = loadEngi
         onBusy: meterWriter(message.meter) ?? ((busy) => io.post({ type: "busy", nonce, busy })),
         signal: run.controller.signal,
         cancelled: meterCancelled(message.meter),
+        threadCpuMs,
+        onWaited: meterWaited(message.meter),
       })
       .then((outcome) => {
         active = undefined;
