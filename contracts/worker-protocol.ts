@@ -37,7 +37,8 @@ export type FromWorker =
   | { type: "ready"; error?: string }
   /** Calls the program issued; all the calls of one guest slice go in one message. */
   | { type: "calls"; nonce: string; calls: CallRequest[] }
-  | { type: "log"; nonce: string; line: LogLine }
+  /** Log lines as they were kept, in order; the lines kept while one message was on its way go in the next. */
+  | { type: "logs"; nonce: string; lines: LogLine[] }
   /** The program is running guest code (true) or only waiting for App calls (false): drives the watchdog. */
   | { type: "busy"; nonce: string; busy: boolean }
   | { type: "done"; nonce: string; outcome: RunOutcome };
@@ -47,7 +48,7 @@ export function isFromWorker(value: unknown): value is FromWorker {
     typeof value === "object" &&
     value !== null &&
     typeof (value as { type?: unknown }).type === "string" &&
-    ["ready", "calls", "log", "busy", "done"].includes((value as { type: string }).type)
+    ["ready", "calls", "logs", "busy", "done"].includes((value as { type: string }).type)
   );
 }
 

@@ -182,6 +182,28 @@ async function main() {
     };
   }
 
+  // Logging: µs per console.log line, a 500-line program less the same loop without the log, one run at a time.
+  const LOG_LINES = 500;
+  const logged = `for (let i = 0; i < ${LOG_LINES}; i++) console.log("line " + i); return 1;`;
+  const silent = `let s = 0; for (let i = 0; i < ${LOG_LINES}; i++) s += ("line " + i).length; return 1;`;
+  const perLine = {};
+  for (const [name, runOne] of [
+    ["in-process", inProcess],
+    ["server path", server],
+  ]) {
+    const withLog = [];
+    const without = [];
+    for (let i = 0; i < 25; i++) {
+      let started = performance.now();
+      await runOne(logged);
+      if (i >= 5) withLog.push(performance.now() - started);
+      started = performance.now();
+      await runOne(silent);
+      if (i >= 5) without.push(performance.now() - started);
+    }
+    perLine[name] = ((median(withLog) - median(without)) / LOG_LINES) * 1000;
+  }
+
   // Memory: the smallest memory cap (whole MiB of WebAssembly memory beyond the module's fixed 8 MiB
   // baseline, the engine's own `memoryMb`) under which each workload's run still completes, by bisection in
   // an untimed pass; for bare, a module on a fixed memory of that size. One run at a time (for concurrent, the 8 runs share one module: in-process, so do ours).
@@ -255,6 +277,11 @@ async function main() {
       `server path, ${name}: ${fmt(m.toWorker + m.fromWorker, 1)} messages per run (${fmt(m.fromWorker, 1)} from the worker, ${fmt(m.toWorker, 1)} to it)`,
     );
   }
+  console.log(
+    `console.log: ${Object.entries(perLine)
+      .map(([name, us]) => `${name} ${fmt(us, 1)} µs`)
+      .join(", ")} per line (${LOG_LINES} lines in one run, less the same loop without logging)`,
+  );
   const perCall = (results.sequential.server - results.start.server) / 20;
   const perCallBare = (results.sequential.bare - results.start.bare) / 20;
   console.log(

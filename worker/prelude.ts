@@ -4,7 +4,7 @@
  * overwrites them cannot change what crosses the bridge, removes what a program must not have, fixes
  * time, zone and randomness, and builds `apps`, `vault`, `console`, `text` and `json` over host functions
  * that take and give strings only. Evaluated, it is a function that does all of this that is the same for
- * every run and returns `configure(hostLog, hostOut, hostLoad, configJson)`; a prepared context has run it
+ * every run and returns `configure(hostLog, hostOut, hostLoad, configJson, logBox)`; a prepared context has run it
  * already, before any program. `configure` applies one run's host functions and settings and returns the
  * host's one entry into the guest, `bridge(op, slot, text)` (ops in `BRIDGE`): start the program, whose
  * promise resolves to one envelope string: "V<json>" (value), "T<length>" (value too large),
@@ -114,6 +114,14 @@ function part(names: string[], body: string): string {
 export const BRIDGE = { start: 0, take: 1, resolve: 2, reject: 3 } as const;
 /** Longest text of queued calls the prelude's take hands over without the host asking twice (see `takeCalls`). */
 export const TAKE_SMALL_CHARS = 4096;
+/**
+ * Log lines wait in the run's log box (see `console` in the prelude) until the host takes them: at the end of
+ * every slice, or sooner once this many lines or `LOG_BOX_CHARS` characters wait.
+ */
+export const LOG_BOX_LINES = 64;
+export const LOG_BOX_CHARS = 16384;
+/** The level of each waiting line, one character each, in the log box's `levels`. */
+export const LOG_LEVEL_CHARS = { log: "0", info: "1", warn: "2", error: "3" } as const;
 
 export const PRELUDE_SOURCE = String.raw`(function () {
 "use strict";
@@ -199,14 +207,29 @@ function format(args, left) {
   }
   return out;
 }
-let logLeft = 0;
+// Lines wait in the log box (made by the host, no prototype, out of the program's reach) and leave in batches:
+// the host takes them after every slice (takeCalls), or when the box holds ${LOG_BOX_LINES} lines or ${LOG_BOX_CHARS}
+// characters, with one hostLog() that reads the box itself and answers how many bytes the record still keeps.
+// Between takes logLeft goes down by each line's UTF-16 length, which is at most its UTF-8 byte count, so the
+// prelude never stops or cuts sooner than the host would.
+let logLeft = 0, logBox, logCount = 0, logChars = 0;
+function flushLogs() {
+  if (logCount === 0) return;
+  logLeft = hostLog();
+  for (let i = 0; i < logCount; i++) logBox[i] = undefined;
+  logBox.levels = ""; logCount = 0; logChars = 0;
+}
 const consoleObj = {};
 for (const level of ["log", "info", "warn", "error", "debug"]) {
-  const to = level === "debug" ? "log" : level;
+  const to = level === "debug" ? "log" : level, code = ${JSON.stringify(LOG_LEVEL_CHARS)}[to];
   define(consoleObj, level, { [to]: function () {
     if (logLeft <= 0) return;
-    const text = format(arguments, logLeft);
-    logLeft = hostLog(to, cut(text, keepFor(logLeft)));
+    const text = cut(format(arguments, logLeft), keepFor(logLeft));
+    logBox[logCount++] = text;
+    logBox.levels += code;
+    logLeft -= text.length > 0 ? text.length : 1;
+    logChars += text.length;
+    if (logCount >= ${LOG_BOX_LINES} || logChars >= ${LOG_BOX_CHARS}) flushLogs();
   } }[to], true);
 }
 define(G, "console", consoleObj, false);
@@ -235,6 +258,7 @@ function queueCall(name, s) {
 // 0 when nothing is queued; the frames' length while it is over ${TAKE_SMALL_CHARS} and the host did not ask for them
 // (large = 1), so the host checks its heap first; else the frames (never a numeric string: each has a ":").
 function takeCalls(large) {
+  if (logCount !== 0) flushLogs();
   if (outboxLength === 0) return 0;
   if (outboxChars > ${TAKE_SMALL_CHARS} && large !== 1) return outboxChars;
   let text = outbox[0];
@@ -296,8 +320,8 @@ function start(code) {
 // Everything above is the same for every run and runs while a context is prepared, before any program.
 // configure applies one run's host functions and settings (seed, time, limits, bindings, vault names) and
 // returns bridge; the host calls it once, right before the program.
-return function configure(logHost, outHost, loadHost, configJson) {
-hostLog = logHost; hostOut = outHost; hostLoad = loadHost;
+return function configure(logHost, outHost, loadHost, configJson, box) {
+hostLog = logHost; hostOut = outHost; hostLoad = loadHost; logBox = box; logBox.levels = "";
 config = JSONParse(configJson);
 ra = config.seed >>> 0; rb = (config.seed / 4294967296) >>> 0; rc = 0x9e3779b9; rd = 0x243f6a88;
 for (let i = 0; i < 12; i++) sfc32();

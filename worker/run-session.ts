@@ -26,7 +26,14 @@ import type {
   RunOutcome,
 } from "../contracts/engine";
 import { CANONICAL_MAX_DEPTH, canonicalJson, truncateUtf8, utf8Length } from "./canonical-json";
-import { BRIDGE, PRELUDE_PARTS, PRELUDE_SOURCE, type PreludeConfig, type PreludePart } from "./prelude";
+import {
+  BRIDGE,
+  LOG_LEVEL_CHARS,
+  PRELUDE_PARTS,
+  PRELUDE_SOURCE,
+  type PreludeConfig,
+  type PreludePart,
+} from "./prelude";
 import { evalPreludeCore } from "./prelude-bytecode";
 import { evictModule, type SandboxModule } from "./quickjs-module";
 import { ReplaySchedule } from "./replay";
@@ -72,7 +79,9 @@ const MIB = 1024 * 1024;
 const PRESSURE_MIN_BYTES = MIB;
 const APP_ERRORS = new Set(["AppCallDenied", "AppCallFailed", "AppInputRequired", "VaultDenied"]);
 const STOP_REASONS = new Set<FailureReason>(["ReplayMismatch", "Cancelled", "Unavailable"]);
-const LOG_LEVELS = new Set<LogLevel>(["log", "info", "warn", "error"]);
+const LEVEL_OF_CHAR: Record<string, LogLevel> = Object.fromEntries(
+  Object.entries(LOG_LEVEL_CHARS).map(([level, char]) => [char, level as LogLevel]),
+);
 const now: () => number =
   typeof performance !== "undefined" && typeof performance.now === "function"
     ? () => performance.now()
@@ -210,6 +219,8 @@ export class RunSession {
   private corrupt = false;
   private readonly logs: LogLine[] = [];
   private logBytes = 0;
+  /** The run's log box (prelude.ts `console`): lines the guest logged that the host has not taken yet. */
+  private logBox: QuickJSHandle | undefined;
   private logsClosed = false;
   private readonly output: OutputItem[] = [];
   private outputBytes = 0;
@@ -299,13 +310,14 @@ export class RunSession {
 
   /** Configures the prepared core with this run's settings and host functions, then starts the program. */
   private startProgram(ctx: QuickJSContext, prelude: QuickJSHandle, configJson: string): void {
+    this.logBox = ctx.newObject(ctx.null);
     const fns = [
-      ctx.newFunction("hostLog", (level, text) => this.onGuestLog(level, text)),
+      ctx.newFunction("hostLog", () => this.onGuestLog()),
       ctx.newFunction("hostOut", (kind, text) => this.onGuestOutput(kind, text)),
       ctx.newFunction("hostLoad", (name) => this.onGuestLoad(name)),
       ctx.newString(configJson),
     ];
-    const bridge = ctx.callFunction(prelude, ctx.undefined, fns);
+    const bridge = ctx.callFunction(prelude, ctx.undefined, [...fns, this.logBox]);
     prelude.dispose();
     for (const handle of fns) handle.dispose();
     if (bridge.error) {
@@ -557,6 +569,8 @@ export class RunSession {
 
   private finish(ending: Ending): void {
     if (this.done) return;
+    // A slice that was stopped (time, memory, cancel) may leave lines in the box: they are read without guest code.
+    if (ending.status === "failed") this.takeLogBox();
     this.done = true;
     this.resolveDone({ ...ending, logs: this.logs, output: this.output, completionOrder: this.completionOrder });
   }
@@ -805,13 +819,45 @@ export class RunSession {
 
   // Logs and output -------------------------------------------------------------------------------
 
-  private onGuestLog(levelHandle: QuickJSHandle, textHandle: QuickJSHandle): QuickJSHandle {
+  /** The guest's `hostLog()`: the host takes the lines waiting in the log box; answers the bytes the record still keeps. */
+  private onGuestLog(): QuickJSHandle {
     const ctx = this.context as QuickJSContext;
-    if (this.logsClosed || this.done) return ctx.newNumber(0);
-    const level = ctx.typeof(levelHandle) === "string" ? this.readString(levelHandle) : "log";
-    const text = ctx.typeof(textHandle) === "string" ? this.readString(textHandle) : "";
-    const left = this.appendLog(LOG_LEVELS.has(level as LogLevel) ? (level as LogLevel) : "log", text);
-    return ctx.newNumber(left);
+    this.takeLogBox();
+    return ctx.newNumber(this.logsClosed || this.done ? 0 : Math.max(1, this.limits.outputBytes - this.logBytes));
+  }
+
+  /**
+   * Reads the lines waiting in the log box (its `levels`, one character a line, and the texts at 0, 1, …) and
+   * keeps them. Only property reads of the box, which the prelude made and no program can reach: no guest code
+   * runs, so this works after a slice was stopped too. The guest empties the box after its own `hostLog()`.
+   */
+  private takeLogBox(): void {
+    const ctx = this.context;
+    const box = this.logBox;
+    if (!ctx || !box?.alive) return;
+    try {
+      const levelsHandle = ctx.getProp(box, "levels");
+      const levels = ctx.typeof(levelsHandle) === "string" ? ctx.getString(levelsHandle) : "";
+      levelsHandle.dispose();
+      if (levels === "") return;
+      // Emptied here, in the same host call that read it, so an interrupt cannot make the lines be taken twice.
+      const empty = ctx.newString("");
+      ctx.setProp(box, "levels", empty);
+      empty.dispose();
+      for (let i = 0; i < levels.length; i++) {
+        const textHandle = ctx.getProp(box, i);
+        try {
+          if (this.logsClosed) continue;
+          const text = ctx.typeof(textHandle) === "string" ? this.readString(textHandle) : "";
+          this.appendLog(LEVEL_OF_CHAR[levels[i] as string] ?? "log", text);
+        } finally {
+          textHandle.dispose();
+        }
+      }
+    } catch (error) {
+      // A heap too full to copy a line out: what was kept stays kept; the run is failing for memory anyway.
+      if (!(error instanceof SandboxMemoryError)) throw error;
+    }
   }
 
   private appendLog(level: LogLevel, text: string): number {
@@ -926,7 +972,7 @@ export class RunSession {
    */
   dispose(): void {
     if (this.corrupt) {
-      this.program = this.bridge = this.takeOp = this.context = this.runtime = undefined;
+      this.program = this.bridge = this.takeOp = this.logBox = this.context = this.runtime = undefined;
       return;
     }
     try {
@@ -936,6 +982,8 @@ export class RunSession {
       this.bridge = undefined;
       this.takeOp?.dispose();
       this.takeOp = undefined;
+      this.logBox?.dispose();
+      this.logBox = undefined;
       this.context?.dispose();
       this.context = undefined;
       this.runtime?.dispose();

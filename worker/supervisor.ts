@@ -198,12 +198,15 @@ class PooledWorker {
               clearTimeout(watchdog);
             }
             break;
-          case "log":
-            logs.push(message.line);
-            try {
-              handlers.onLog?.(message.line);
-            } catch {
-              // A failing listener must not affect the run.
+          case "logs":
+            if (!Array.isArray(message.lines)) break;
+            for (const line of message.lines) {
+              logs.push(line);
+              try {
+                handlers.onLog?.(line);
+              } catch {
+                // A failing listener must not affect the run.
+              }
             }
             break;
           case "calls":

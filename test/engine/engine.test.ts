@@ -405,3 +405,62 @@ describe("canonicalJson", () => {
     expect(({} as Record<string, unknown>).x).toBeUndefined();
   });
 });
+
+describe("log lines", () => {
+  it("reach the host before the program awaits a call, in order, with their levels", async () => {
+    const engine = await getEngine();
+    const seen: string[] = [];
+    const outcome = await engine.run(
+      input(`console.log("a"); console.info("b", 1); console.warn("c"); console.error("d"); console.debug("e");
+        await apps.work_calendar.list_events({ day: "2026-10-23" });
+        console.log("after");
+        return 1;`),
+      {
+        ...fakeHost((req) => {
+          seen.push(`call ${req.binding}`);
+          return calendarOutcome(req);
+        }),
+        onLog: (line) => seen.push(`${line.level} ${line.text}`),
+      },
+    );
+    expect(parseValue(outcome)).toBe(1);
+    expect(seen).toEqual([
+      "log a",
+      "info b 1",
+      "warn c",
+      "error d",
+      "log e",
+      "call work_calendar.list_events",
+      "log after",
+    ]);
+  });
+
+  it("logged in a slice that is stopped (time, memory, cancel) are kept, once each", async () => {
+    const engine = await getEngine();
+    const timedOut = await engine.run(
+      input(`for (let i = 0; i < 10; i++) console.log("t" + i); while (true) {}`, { limits: { timeoutMs: 100 } }),
+      fakeHost(),
+    );
+    expect(timedOut).toMatchObject({ status: "failed", reason: "Timeout" });
+    expect(timedOut.logs.map((l) => l.text)).toEqual(Array.from({ length: 10 }, (_, i) => `t${i}`));
+
+    // 100 lines: the first 64 left with the box's own flush, the rest were still in it when the slice stopped.
+    // (In process the guest holds this thread, so the flag is raised by the interrupt handler's own polls.)
+    let polls = 0;
+    const stopped = await engine.run(input(`for (let i = 0; i < 100; i++) console.log("c" + i); while (true) {}`), {
+      ...fakeHost(),
+      cancelled: () => ++polls > 20,
+    });
+    expect(stopped).toMatchObject({ status: "failed", reason: "Cancelled" });
+    expect(stopped.logs.map((l) => l.text)).toEqual(Array.from({ length: 100 }, (_, i) => `c${i}`));
+
+    const memory = await engine.run(
+      input(`console.log("before"); const a = []; for (;;) a.push(new Array(1e5).fill(1));`, {
+        limits: { memoryMb: 16 },
+      }),
+      fakeHost(),
+    );
+    expect(memory).toMatchObject({ status: "failed", reason: "Memory" });
+    expect(memory.logs.map((l) => l.text)).toEqual(["before"]);
+  });
+});

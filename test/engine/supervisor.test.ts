@@ -186,6 +186,20 @@ describe("messages per run", () => {
       expect(parseValue(await local.run(input(sequential), echo as never))).toBe(190);
       // One message each way per awaited call, and no busy/idle notices: 42 in all.
       expect(sent.length + received.length).toBe(42);
+
+      // Log lines leave in batches: 300 lines of one slice are one "logs" message, not 300, and all arrive.
+      sent.length = 0;
+      received.length = 0;
+      const lines: string[] = [];
+      const logged = `for (let i = 0; i < 300; i++) console.log("line " + i); return 1;`;
+      const outcome = await local.run(input(logged), {
+        ...echo,
+        onLog: (line: { text: string }) => lines.push(line.text),
+      } as never);
+      expect(parseValue(outcome)).toBe(1);
+      expect(received.map((m) => m.type)).toEqual(["logs", "done"]);
+      expect(lines).toEqual(Array.from({ length: 300 }, (_, i) => `line ${i}`));
+      expect(outcome.logs.map((l) => l.text)).toEqual(lines);
     } finally {
       local.dispose();
     }
