@@ -210,8 +210,9 @@ function format(args, left) {
 // Lines wait in the log box (made by the host, no prototype, out of the program's reach) and leave in batches:
 // the host takes them after every slice (takeCalls), or when the box holds ${LOG_BOX_LINES} lines or ${LOG_BOX_CHARS}
 // characters, with one hostLog() that reads the box itself and answers how many bytes the record still keeps.
-// Between takes logLeft goes down by each line's UTF-16 length, which is at most its UTF-8 byte count, so the
-// prelude never stops or cuts sooner than the host would.
+// Between takes logLeft goes down by each line's UTF-16 length, which is at most its UTF-8 byte count, and, like
+// the host's own count, not below 1: only the host's answer (0) closes the log, so the prelude never stops or cuts
+// sooner than the host would, and the host sees the line that overflows (its cut and the truncation marker).
 let logLeft = 0, logBox, logCount = 0, logChars = 0;
 function flushLogs() {
   if (logCount === 0) return;
@@ -227,7 +228,7 @@ for (const level of ["log", "info", "warn", "error", "debug"]) {
     const text = cut(format(arguments, logLeft), keepFor(logLeft));
     logBox[logCount++] = text;
     logBox.levels += code;
-    logLeft -= text.length > 0 ? text.length : 1;
+    logLeft = logLeft > text.length + 1 ? logLeft - (text.length > 0 ? text.length : 1) : 1;
     logChars += text.length;
     if (logCount >= ${LOG_BOX_LINES} || logChars >= ${LOG_BOX_CHARS}) flushLogs();
   } }[to], true);

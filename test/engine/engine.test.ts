@@ -435,6 +435,19 @@ describe("log lines", () => {
     ]);
   });
 
+  it("that fill the log's bytes exactly are followed by the truncation marker when one more line comes", async () => {
+    const engine = await getEngine();
+    const outcome = await engine.run(
+      input(`for (let i = 0; i < 9; i++) console.log("x".repeat(128)); return 1;`, { limits: { outputBytes: 1024 } }),
+      fakeHost(),
+    );
+    expect(parseValue(outcome)).toBe(1);
+    expect(outcome.logs).toEqual([
+      ...Array.from({ length: 8 }, () => ({ level: "log", text: "x".repeat(128) })),
+      { level: "warn", text: "[log output truncated: more than 1024 bytes]" },
+    ]);
+  });
+
   it("logged in a slice that is stopped (time, memory, cancel) are kept, once each", async () => {
     const engine = await getEngine();
     const timedOut = await engine.run(
