@@ -73,6 +73,7 @@ const SAVED: readonly (readonly [string, string])[] = [
   ["DateParse", "Date.parse"],
   ["DateGetTime", "DateProto.getTime"],
   ["DateToISO", "DateProto.toISOString"],
+  ["DateHostOffset", "DateProto.getTimezoneOffset"],
   ["utc", "utc"],
   ["RegExpProto", "RegExpProto"],
   ["RegExpTest", "RegExpProto.test"],
@@ -182,6 +183,13 @@ for (const part of ["FullYear", "Month", "Date", "Day", "Hours", "Minutes", "Sec
 }
 define(DateProto, "getTimezoneOffset", function getTimezoneOffset() { apply(DateProto.getTime, this, []); return 0; }, false);
 define(DateProto, "getYear", function getYear() { return apply(utc.FullYear, this, []) - 1900; }, false);
+define(DateProto, "setYear", function setYear(year) {
+  const t = apply(DateProto.getTime, this, []), y = +year, n = y - y % 1;
+  if (y !== y) return apply(DateProto.setTime, this, [NaN]);
+  const u = new OrigDate(t === t ? t : 0);
+  apply(DateProto.setUTCFullYear, u, [n >= 0 && n <= 99 ? 1900 + n : y]);
+  return apply(DateProto.setTime, this, [apply(DateProto.getTime, u, [])]);
+}, false);
 for (const name of ["toString", "toDateString", "toTimeString", "toLocaleString", "toLocaleDateString", "toLocaleTimeString"]) {
   define(DateProto, name, { [name]() { return lazy("date").format(name, this); } }[name], false);
 }
@@ -619,13 +627,28 @@ function describe(e, compile) {
 return { __proto__: null, format: format, describe: describe };`,
 );
 
-/** Date strings (every local-time view is UTC) and parsing of ISO local times as UTC. */
+/**
+ * Date strings (every local-time view is UTC) and parsing: a string without a zone is read as UTC whatever its
+ * form, as it would be on a host whose time zone is UTC. QuickJS reads ISO date-times without a zone and every
+ * other form (\`"2026-10-23 09:30"\`, \`"Oct 23, 2026"\`, \`"2026/10/23"\`) in the host's own time zone, which the
+ * page (the person's zone) and the server (often UTC) do not share: such a string is read by QuickJS, then moved
+ * back by the host's offset that QuickJS applied. A string naming a zone (Z, GMT, UTC, UT, the US and European
+ * abbreviations QuickJS knows, or an offset after the time) is left as QuickJS reads it.
+ */
 const DATE_PART = part(
-  ["apply", "StringCtor", "OrigDate", "DateParse", "DateGetTime", "RegExpTest", "utc"],
+  ["apply", "StringCtor", "OrigDate", "DateParse", "DateGetTime", "DateHostOffset", "RegExpTest", "utc"],
   String.raw`const isoLocal = /^(\d{4}|[+-]\d{6})-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?$/;
+const isoDate = /^(\d{4}|[+-]\d{6})(-\d{2}(-\d{2})?)?$/;
+const zoned = /(^|[^A-Za-z])(GMT|UTC|UT|Z|[ECMP][DS]T|WES?T|CES?T|EES?T)($|[^A-Za-z])|\d:\d\d(:\d\d(\.\d+)?)?\s*([AaPp][Mm])?\s*[+-]\d\d:?\d\d/i;
 function parseUTC(s) {
   s = StringCtor(s);
-  return apply(DateParse, OrigDate, [apply(RegExpTest, isoLocal, [s]) ? s + "Z" : s]);
+  if (apply(RegExpTest, isoLocal, [s])) return apply(DateParse, OrigDate, [s + "Z"]);
+  const t = apply(DateParse, OrigDate, [s]);
+  if (t !== t || apply(RegExpTest, isoDate, [s]) || apply(RegExpTest, zoned, [s])) return t;
+  // QuickJS made t = F + offset(F) from the fields F read as UTC; F is found from the offset near t, then at F's
+  // own estimate (which is exact in the hour a clock change skips or repeats too).
+  const guess = t - apply(DateHostOffset, new OrigDate(t), []) * 60000;
+  return t - apply(DateHostOffset, new OrigDate(guess), []) * 60000;
 }
 const DAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
