@@ -1,8 +1,9 @@
 "use client";
 /**
  * One code run: its program, status, how long it took (a live timer while it runs), log lines (capped,
- * with "show all"), App calls (a row opens its arguments and result) and its value, with copy buttons;
- * the body collapses to the header.
+ * with "show all"), App calls (a row opens its arguments and result), what it handed back with text() and
+ * json() (text as Markdown, JSON as a tree, in the order given) and its value, with copy buttons; the body
+ * collapses to the header.
  */
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
@@ -13,6 +14,7 @@ import { useTRPC } from "../_lib/trpc";
 import { CodeView } from "./code-view";
 import { CopyButton } from "./copy-button";
 import { JsonTree } from "./json-tree";
+import { Markdown } from "./markdown";
 import { appsNeedingSignIn, ConnectButton } from "./oauth-connect";
 
 /** Past this many lines the log box is capped in height (it scrolls) until "show all". */
@@ -217,6 +219,36 @@ export function RunCard({ run, liveLogs }: { run: CodeRunRecord; liveLogs?: LogL
                 ))}
               </tbody>
             </table>
+          </section>
+        )}
+        {result?._tag === "Completed" && result.output.length > 0 && (
+          <section>
+            <div className="section-bar">
+              <h4>Output</h4>
+              <CopyButton
+                text={() =>
+                  result.output
+                    .map((item) => (item.type === "text" ? item.text : JSON.stringify(item.value ?? null, null, 2)))
+                    .join("\n\n")
+                }
+                label="Copy output"
+              />
+            </div>
+            <div data-testid="run-output" className="small">
+              {result.output.map((item, i) =>
+                item.type === "text" ? (
+                  // biome-ignore lint/suspicious/noArrayIndexKey: the items are a fixed list in the program's order
+                  <div key={i} data-output="text">
+                    <Markdown text={item.text} />
+                  </div>
+                ) : (
+                  // biome-ignore lint/suspicious/noArrayIndexKey: the items are a fixed list in the program's order
+                  <div key={i} data-output="json" style={{ fontFamily: "var(--mono)" }}>
+                    <JsonTree value={item.value ?? null} />
+                  </div>
+                ),
+              )}
+            </div>
           </section>
         )}
         {result?._tag === "Completed" && (

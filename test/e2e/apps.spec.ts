@@ -161,3 +161,25 @@ test("a tool's policy goes back to its default from Admin → Apps (and the API 
     'has no tool named "list_events" (the binding work_calendar.list_events is the tool "list-events")',
   );
 });
+
+test("what a program hands back with text() and json() shows on its run card, in order, beside its value", async ({
+  page,
+}) => {
+  await signIn(page);
+  const card = await runProgram(
+    page,
+    `text("hello **world**")
+json({ kind: "report", count: 3 })
+text("second " + "part")
+return "v"`,
+  );
+  await expect(card).toHaveAttribute("data-status", "Completed");
+  const output = card.getByTestId("run-output");
+  await expect(output.locator("[data-output]")).toHaveCount(3);
+  // Text is Markdown (the bold is rendered, not shown as asterisks); JSON is a tree.
+  await expect(output.locator("[data-output]").nth(0).locator("strong")).toHaveText("world");
+  await expect(output.locator("[data-output]").nth(1)).toContainText("report");
+  await expect(output.locator("[data-output]").nth(1)).toHaveAttribute("data-output", "json");
+  await expect(output.locator("[data-output]").nth(2)).toContainText("second part");
+  await expect(card.getByTestId("run-value")).toContainText("v");
+});
