@@ -216,8 +216,9 @@ function format(args, left) {
   return out;
 }
 // Lines wait in the log box (made by the host, no prototype, out of the program's reach) and leave in batches:
-// the host takes them after every slice (takeCalls), or when the box holds ${LOG_BOX_LINES} lines or ${LOG_BOX_CHARS}
-// characters, with one hostLog() that reads the box itself and answers how many bytes the record still keeps.
+// the host takes them after every slice (takeCalls), or once the box holds its batch of lines (the host sets it:
+// 1 while lines come slowly, up to ${LOG_BOX_LINES} while they come fast) or ${LOG_BOX_CHARS} characters, with one hostLog()
+// that reads the box itself and answers how many bytes the record still keeps.
 // Between takes logLeft goes down by each line's UTF-16 length, which is at most its UTF-8 byte count, and, like
 // the host's own count, not below 1: only the host's answer (0) closes the log, so the prelude never stops or cuts
 // sooner than the host would, and the host sees the line that overflows (its cut and the truncation marker).
@@ -238,7 +239,7 @@ for (const level of ["log", "info", "warn", "error", "debug"]) {
     logBox.levels += code;
     logLeft = logLeft > text.length + 1 ? logLeft - (text.length > 0 ? text.length : 1) : 1;
     logChars += text.length;
-    if (logCount >= ${LOG_BOX_LINES} || logChars >= ${LOG_BOX_CHARS}) flushLogs();
+    if (logCount >= logBox.batch || logChars >= ${LOG_BOX_CHARS}) flushLogs();
   } }[to], true);
 }
 define(G, "console", consoleObj, false);
@@ -330,7 +331,7 @@ function start(code) {
 // configure applies one run's host functions and settings (seed, time, limits, bindings, vault names) and
 // returns bridge; the host calls it once, right before the program.
 return function configure(logHost, outHost, loadHost, configJson, box) {
-hostLog = logHost; hostOut = outHost; hostLoad = loadHost; logBox = box; logBox.levels = "";
+hostLog = logHost; hostOut = outHost; hostLoad = loadHost; logBox = box; logBox.levels = ""; logBox.batch = 1;
 config = JSONParse(configJson);
 ra = config.seed >>> 0; rb = (config.seed / 4294967296) >>> 0; rc = 0x9e3779b9; rd = 0x243f6a88;
 for (let i = 0; i < 12; i++) sfc32();

@@ -28,6 +28,7 @@ import type {
 import { CANONICAL_MAX_DEPTH, canonicalJson, truncateUtf8, utf8Length } from "./canonical-json";
 import {
   BRIDGE,
+  LOG_BOX_LINES,
   LOG_LEVEL_CHARS,
   PRELUDE_PARTS,
   PRELUDE_SOURCE,
@@ -45,6 +46,8 @@ export interface EngineHost {
   call(req: CallRequest): Promise<HostCallAnswer>;
   /** Each log line as it is kept (after the output cap). */
   onLog?(line: LogLine): void;
+  /** The lines kept by one take of the log box, at once (after `onLog` for each): a host that forwards lines sends them together. */
+  onLogs?(lines: LogLine[]): void;
   /** True while guest code runs, false while the program only waits for calls (drives a watchdog). */
   onBusy?(busy: boolean): void;
   /** Abort → the run ends `Cancelled` at the next point the host regains control. */
@@ -221,6 +224,9 @@ export class RunSession {
   private logBytes = 0;
   /** The run's log box (prelude.ts `console`): lines the guest logged that the host has not taken yet. */
   private logBox: QuickJSHandle | undefined;
+  /** Lines the log box may gather before the guest calls `hostLog()` (see onGuestLog), and when it last did. */
+  private logBatch = 1;
+  private lastLogTake = Number.NEGATIVE_INFINITY;
   private logsClosed = false;
   private readonly output: OutputItem[] = [];
   private outputBytes = 0;
@@ -819,10 +825,24 @@ export class RunSession {
 
   // Logs and output -------------------------------------------------------------------------------
 
-  /** The guest's `hostLog()`: the host takes the lines waiting in the log box; answers the bytes the record still keeps. */
+  /**
+   * The guest's `hostLog()`: the host takes the lines waiting in the log box and answers the bytes the record
+   * still keeps. It also sets how many lines the box may gather before the next `hostLog()` (`batch`): 1 when
+   * lines come slowly (the last take was 20 ms or more ago), so a line before a long computation is seen at
+   * once, doubling up to LOG_BOX_LINES while they come fast, so a burst costs one host call per batch.
+   */
   private onGuestLog(): QuickJSHandle {
     const ctx = this.context as QuickJSContext;
     this.takeLogBox();
+    const at = now();
+    this.logBatch = at - this.lastLogTake >= 20 ? 1 : Math.min(LOG_BOX_LINES, this.logBatch * 2);
+    this.lastLogTake = at;
+    const box = this.logBox;
+    if (box?.alive) {
+      const batch = ctx.newNumber(this.logBatch);
+      ctx.setProp(box, "batch", batch);
+      batch.dispose();
+    }
     return ctx.newNumber(this.logsClosed || this.done ? 0 : Math.max(1, this.limits.outputBytes - this.logBytes));
   }
 
@@ -844,6 +864,7 @@ export class RunSession {
       const empty = ctx.newString("");
       ctx.setProp(box, "levels", empty);
       empty.dispose();
+      const first = this.logs.length;
       for (let i = 0; i < levels.length; i++) {
         const textHandle = ctx.getProp(box, i);
         try {
@@ -852,6 +873,13 @@ export class RunSession {
           this.appendLog(LEVEL_OF_CHAR[levels[i] as string] ?? "log", text);
         } finally {
           textHandle.dispose();
+        }
+      }
+      if (this.logs.length > first && this.host.onLogs) {
+        try {
+          this.host.onLogs(this.logs.slice(first));
+        } catch {
+          // A failing listener must not affect the run.
         }
       }
     } catch (error) {

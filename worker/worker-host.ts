@@ -6,7 +6,7 @@
  * messages), and resolves calls with the driver's answers (which arrive batched the same way).
  * Right after posting an outcome it prepares the next run's context, so that cost stays off the next start. Messages for another nonce are ignored. Runtime-neutral: the two entry files only adapt postMessage.
  */
-import type { CallRequest, HostCallAnswer, LogLine } from "../contracts/engine";
+import type { CallRequest, HostCallAnswer } from "../contracts/engine";
 import { isToWorker, type ToWorker } from "../contracts/worker-protocol";
 import { meterCancelled, meterWaited, meterWriter } from "./busy-meter";
 import { type Engine, loadEngine } from "./engine";
@@ -25,8 +25,6 @@ interface ActiveRun {
   controller: AbortController;
   /** Calls issued since the last "calls" message; posted together once the current slice returns. */
   outbox: CallRequest[];
-  /** Log lines kept since the last "logs" message; posted together the same way (and before "done"). */
-  lines: LogLine[];
 }
 
 /**
@@ -69,13 +67,10 @@ export function serveEngine(io: WorkerIo, load: () => Promise<Engine> = loadEngi
   };
 
   const start = (loaded: Engine, nonce: string, message: Extract<ToWorker, { type: "run" }>): void => {
-    const run: ActiveRun = { nonce, answers: new Map(), controller: new AbortController(), outbox: [], lines: [] };
+    const run: ActiveRun = { nonce, answers: new Map(), controller: new AbortController(), outbox: [] };
     active = run;
     const flush = (): void => {
       io.post({ type: "calls", nonce, calls: run.outbox.splice(0) });
-    };
-    const flushLines = (): void => {
-      if (run.lines.length > 0) io.post({ type: "logs", nonce, lines: run.lines.splice(0) });
     };
     void loaded
       .run(message.input, {
@@ -84,9 +79,8 @@ export function serveEngine(io: WorkerIo, load: () => Promise<Engine> = loadEngi
             run.answers.set(call.index, resolve);
             if (run.outbox.push(call) === 1) queueMicrotask(flush);
           }),
-        onLog: (line) => {
-          if (run.lines.push(line) === 1) queueMicrotask(flushLines);
-        },
+        // A take's lines go out at once, in one message: a long slice does not hold them back.
+        onLogs: (lines) => io.post({ type: "logs", nonce, lines }),
         onBusy: meterWriter(message.meter) ?? ((busy) => io.post({ type: "busy", nonce, busy })),
         signal: run.controller.signal,
         cancelled: meterCancelled(message.meter),
@@ -95,7 +89,6 @@ export function serveEngine(io: WorkerIo, load: () => Promise<Engine> = loadEngi
       })
       .then((outcome) => {
         active = undefined;
-        flushLines();
         io.post({ type: "done", nonce, outcome });
         loaded.prepareNext?.();
       });

@@ -331,6 +331,12 @@ function ChatView({ chatId, isAdmin }: { chatId: string; isAdmin: boolean }) {
   const [live, setLive] = useState<{ run: CodeRunRecord | null; logs: LogLine[] } | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [controller, setController] = useState<AbortController | null>(null);
+  // A run this page is running that was cancelled elsewhere (its card's Cancel, another tab, the API) stops
+  // here too: a program busy in guest code never asks the server again, so it would run to its time limit.
+  const hostedStatus = runs.data?.find((r) => r.id === live?.run?.id)?.status;
+  useEffect(() => {
+    if (hostedStatus === "Cancelled") controller?.abort();
+  }, [hostedStatus, controller]);
 
   async function run() {
     setError(null);

@@ -183,3 +183,31 @@ return "v"`,
   await expect(output.locator("[data-output]").nth(2)).toContainText("second part");
   await expect(card.getByTestId("run-value")).toContainText("v");
 });
+
+test("Cancel run on the card of a program busy in the page stops it there: its log shows live, the composer is free at once", async ({
+  page,
+  request,
+}) => {
+  // A 60 s limit: without the page hearing of the cancel, the composer would stay "Running…" far past the
+  // expect timeout.
+  await patchSettings(request, { codeMode: { timeoutMs: 60_000 } });
+  try {
+    await signIn(page);
+    await newChat(page);
+    const write = page.getByRole("button", { name: "Write a program yourself" });
+    if (await write.isVisible()) await write.click();
+    await page
+      .getByRole("textbox", { name: "Program" })
+      .fill(`console.log("spinning"); let n = 0; while (true) { n++ }`);
+    await page.getByRole("button", { name: "Run program" }).click();
+    const card = page.getByTestId("run-card").last();
+    // The line logged before the endless loop is on the card while the program still runs.
+    await expect(card).toContainText("spinning");
+    await expect(card).toHaveAttribute("data-status", "Running");
+    await card.getByRole("button", { name: "Cancel run" }).click();
+    await expect(card).toHaveAttribute("data-status", "Cancelled");
+    await expect(page.getByRole("button", { name: "Run program" })).toBeEnabled();
+  } finally {
+    await patchSettings(request, { codeMode: { timeoutMs: 10_000 } });
+  }
+});

@@ -90,9 +90,10 @@ describe("worker threads that wait for a core", () => {
     "time out by their own running time, and the watchdog does not terminate them",
     async () => {
       buildWorkerBundle();
-      // Twice as many busy programs as cores: each thread waits for a core about half the time, so the wall
-      // clock passes the limit (and the watchdog's budget of limit + grace) long before the CPU clock does.
-      const n = Math.max(2, os.availableParallelism() * 2);
+      // Four times as many busy programs as cores: each thread waits for a core about three quarters of the
+      // time, so the wall clock passes the limit (and the watchdog's budget of limit + grace) long before the CPU
+      // clock does. The grace is the product's (1 s): the worker reports its waiting well within it.
+      const n = Math.max(4, os.availableParallelism() * 4);
       let spawns = 0;
       supervisor = new SandboxSupervisor({
         spawn: () => {
@@ -101,7 +102,7 @@ describe("worker threads that wait for a core", () => {
         },
         maxWorkers: n,
         maxIdle: n,
-        graceMs: 100,
+        graceMs: 1000,
       });
       await supervisor.prewarm(input("").limits, n);
       expect(spawns).toBe(n);
