@@ -98,6 +98,18 @@ export class AppRegistry {
   }
 
   /**
+   * Why `args` cannot be sent to `entry` (not an object, or not what its input schema takes, each field
+   * named), or null when they fit. `call` checks it before sending; the gateway asks it before a person is
+   * asked to allow a call that could only fail.
+   */
+  argumentProblem(entry: ToolEntry, args: unknown): string | null {
+    if (typeof args !== "object" || args === null || Array.isArray(args))
+      return `The arguments of ${entry.binding} must be an object.`;
+    const problem = this.checker.check(entry.inputSchema, args);
+    return problem ? `The arguments of ${entry.binding} do not fit its schema: ${problem}` : null;
+  }
+
+  /**
    * Calls a binding. Arguments are checked against its input schema first; every failure is an
    * AppCallError (`invalid_arguments`, `unavailable`, `timeout`, `tool_error`, `input_required`).
    */
@@ -126,12 +138,8 @@ export class AppRegistry {
     if (typeof args !== "object" || args === null || Array.isArray(args)) {
       throw new AppCallError("invalid_arguments", `The arguments of ${entry.binding} must be an object.`);
     }
-    const problem = this.checker.check(entry.inputSchema, args);
-    if (problem)
-      throw new AppCallError(
-        "invalid_arguments",
-        `The arguments of ${entry.binding} do not fit its schema: ${problem}`,
-      );
+    const problem = this.argumentProblem(entry, args);
+    if (problem) throw new AppCallError("invalid_arguments", problem);
     const input = args as Record<string, unknown>;
     const op: Operation =
       entry.kind === "resource"

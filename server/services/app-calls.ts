@@ -111,16 +111,36 @@ export async function checkCall(
     verdict.verdict === "ask"
       ? verdict.capability
       : { action: "apps.call" as const, target: `${entry.connectionId}/${entry.name}` };
-  if (!call) return { verdict: "ask", capability };
-  const runOnly = taint !== null || referencedNames(argsJson).length > 0;
+  const referenced = referencedNames(argsJson).length > 0;
+  const invalid = referenced ? null : unfitArguments(platform, entry, argsJson);
+  if (!call) return invalid ?? { verdict: "ask", capability };
+  const runOnly = taint !== null || referenced;
   const grantId = await grantFor(platform, { runId: call.runId, chatId: call.chatId, entry, argsJson }, runOnly);
   if (grantId) {
     await recordGrantUse(platform, grantId, call.runId === null ? null : { runId: call.runId, index: call.index });
     return { verdict: "allow", grantId };
   }
+  if (invalid) return invalid;
   if (call.runId === null) return { verdict: "ask", capability };
   const reads = await runReads(platform, call.runId);
   return { verdict: "ask", capability, context: { taint, provenance: provenance(JSON.parse(argsJson), reads) } };
+}
+
+/**
+ * A call whose arguments do not fit the tool's input schema could only fail when sent
+ * (`invalid_arguments`), so no person is asked to allow it: it is refused as that failure at once, each
+ * field named. A call with a vault reference is checked when its secret is put in (the reference is not
+ * the value the schema describes), and one a grant allows fails as it is sent, as before.
+ */
+function unfitArguments(platform: Platform, entry: ToolEntry, argsJson: string): CallCheck | null {
+  const problem = platform.apps.argumentProblem(entry, JSON.parse(argsJson));
+  if (!problem) return null;
+  const details = { reason: "invalid_arguments", binding: entry.binding };
+  return {
+    verdict: "refuse",
+    outcome: { type: "error", name: "AppCallFailed", message: problem, details },
+    rejection: { name: "AppCallFailed", message: problem },
+  };
 }
 
 /**

@@ -243,6 +243,34 @@ return [a.structuredContent.id, b.structuredContent.id].length`;
     }
   });
 
+  it("a call whose arguments do not fit the tool's schema is refused at once: no person is asked, nothing is sent", async () => {
+    const caller = t.caller(t.admin);
+    const chat = await caller.chats.create({});
+    const record = await caller.codeRuns.runOnServer({
+      chatId: chat.id,
+      code: `try {
+  await apps.email.send_email({ to: "not-an-email", subject: "unfit", body: "b" })
+  return "sent"
+} catch (e) {
+  return [e.name, e.details.reason, e.message]
+}`,
+    });
+    expect(record.status).toBe("Completed");
+    const [name, reason, message] = (record.result as { value: [string, string, string] }).value;
+    expect([name, reason]).toEqual(["AppCallFailed", "invalid_arguments"]);
+    expect(message).toContain("The arguments of email.send_email do not fit its schema");
+    expect(message).toContain("args.to");
+    expect(record.calls[0]!.rejection).toMatchObject({ name: "AppCallFailed" });
+    expect(await caller.decisions.list({ chatId: chat.id })).toEqual([]);
+    expect((await sentEmails()).filter((m) => m.subject === "unfit")).toEqual([]);
+    // The same call with fitting arguments still asks.
+    const fits = await caller.codeRuns.runOnServer({
+      chatId: chat.id,
+      code: `return (await apps.email.send_email({ to: "a@example.com", subject: "fits", body: "b" })).structuredContent.id`,
+    });
+    expect(fits.status).toBe("Waiting");
+  });
+
   it("a direct call allowed after an admin set its tool to deny is not sent", async () => {
     const caller = t.caller(t.admin);
     const chat = await caller.chats.create({});
