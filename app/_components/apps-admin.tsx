@@ -116,7 +116,7 @@ export function AppsAdmin() {
             </section>
           )}
           <section className="row small" data-testid="connection-untrusted">
-            <label>
+            <label className="check">
               <input
                 type="checkbox"
                 checked={c.untrustedContent}

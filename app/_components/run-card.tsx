@@ -170,7 +170,11 @@ export function RunCard({ run, liveLogs }: { run: CodeRunRecord; liveLogs?: LogL
                         <code>apps.{c.binding}</code>
                       </td>
                       <td>
-                        {c.rejection ? <span className="error-text">{c.rejection.name}</span> : (c.app?.status ?? "—")}
+                        {c.rejection ? (
+                          <span className="error-text">{c.rejection.name}</span>
+                        ) : (
+                          (c.app?.status ?? callState(c, run.status))
+                        )}
                         {c.app?.progress && (
                           <span className="muted" data-testid="call-progress">
                             {" "}
@@ -185,7 +189,7 @@ export function RunCard({ run, liveLogs }: { run: CodeRunRecord; liveLogs?: LogL
                         )}
                       </td>
                       <td className="muted small" data-testid="call-decision">
-                        {decidedBy(c.decision)}
+                        {decidedBy(c)}
                       </td>
                       <td className="muted">
                         {c.app?.finishedAt ? formatDuration(c.app.finishedAt - c.app.startedAt) : ""}
@@ -266,7 +270,7 @@ export function RunCard({ run, liveLogs }: { run: CodeRunRecord; liveLogs?: LogL
           <section>
             <h4>Failure</h4>
             <p className="error-text" data-testid="run-failure" style={{ margin: 0 }}>
-              <strong>{result.reason}</strong>: {result.message}
+              <FailureText reason={result.reason} message={result.message} />
             </p>
             <p className="muted small" style={{ margin: 0 }}>
               Error id {result.errorId}
@@ -289,11 +293,21 @@ export function RunCard({ run, liveLogs }: { run: CodeRunRecord; liveLogs?: LogL
   );
 }
 
-/** "Ada Admin at 14:02:11", "grant grt_…", or "" when nobody decided (the policy allowed the call). */
-function decidedBy(decision: CodeRunCallView["decision"]): string {
-  if (!decision) return "";
+/**
+ * Who or what let the call go: "Ada Admin at 14:02:11", "a remembered grant at 14:02:11", "the tool's policy"
+ * (a call that started without anyone deciding), or "" (not decided yet, or refused before it started).
+ */
+function decidedBy(c: CodeRunCallView): string {
+  const decision = c.decision;
+  if (!decision) return c.app && !c.rejection && !c.binding.startsWith("$") ? "the tool's policy" : "";
   const at = new Date(decision.at).toLocaleTimeString();
-  return "grant" in decision.by ? `grant ${decision.by.grant} at ${at}` : `${decision.by.name} at ${at}`;
+  return "grant" in decision.by ? `a remembered grant at ${at}` : `${decision.by.name} at ${at}`;
+}
+
+/** A call with no App operation and no refusal: waiting for a person, answered from the run's catalog, or not begun. */
+function callState(c: CodeRunCallView, runStatus: CodeRunRecord["status"]): string {
+  if (c.binding.startsWith("$")) return "answered from the catalog";
+  return runStatus === "Waiting" ? "waiting for a decision" : "—";
 }
 
 /** An App's task as a short line: `task working · Gathering data` (the message is the App's text, shown as text). */
@@ -306,4 +320,20 @@ function taskText(t: { status: string; statusMessage: string | null }): string {
 function progressText(p: { progress: number; total?: number; message?: string }): string {
   const amount = p.total ? `${p.progress}/${p.total}` : String(p.progress);
   return p.message ? `${amount} · ${p.message.slice(0, 120)}` : amount;
+}
+
+/**
+ * "Timeout: the program ran longer than 10000 ms", and for a program's own error its description alone
+ * ("TypeError: x is not a function", not "Error: TypeError: …"), the name in bold.
+ */
+function FailureText({ reason, message }: { reason: string; message: string }) {
+  const text = reason === "Error" && /^[A-Za-z]*Error\b/.test(message) ? message : `${reason}: ${message}`;
+  const colon = text.indexOf(": ");
+  if (colon < 0) return <strong>{text}</strong>;
+  return (
+    <>
+      <strong>{text.slice(0, colon)}</strong>
+      {text.slice(colon)}
+    </>
+  );
 }

@@ -49,7 +49,7 @@ function UsableByFields({
   return (
     <fieldset className="stack" style={{ border: 0, padding: 0, margin: 0 }} aria-label="Who may use it">
       <div className="row small">
-        <label>
+        <label className="check">
           <input
             type="checkbox"
             checked={value.roles.includes("admin")}
@@ -57,7 +57,7 @@ function UsableByFields({
           />{" "}
           Admins
         </label>
-        <label>
+        <label className="check">
           <input
             type="checkbox"
             checked={value.roles.includes("member")}

@@ -211,3 +211,25 @@ test("Cancel run on the card of a program busy in the page stops it there: its l
     await patchSettings(request, { codeMode: { timeoutMs: 10_000 } });
   }
 });
+
+test("the run card says who or what let each call go, that a call waits for a decision, and names a program's error once", async ({
+  page,
+}) => {
+  await signIn(page);
+  const failed = await runProgram(
+    page,
+    `await apps.work_calendar.list_events({ day: "2026-10-23" })
+throw new Error("boom")`,
+  );
+  await expect(failed).toHaveAttribute("data-status", "Failed");
+  await expect(failed.getByTestId("run-failure")).toHaveText("Error: boom");
+  await expect(failed.getByTestId("call-decision")).toHaveText("the tool's policy");
+
+  const waiting = await runProgram(
+    page,
+    `return (await apps.email.send_email({ to: "a@example.com", subject: "card", body: "b" })).structuredContent.id`,
+  );
+  await expect(waiting).toHaveAttribute("data-status", "Waiting");
+  await expect(waiting.getByTestId("run-calls")).toContainText("waiting for a decision");
+  await expect(waiting.getByTestId("call-decision")).toHaveText("");
+});
