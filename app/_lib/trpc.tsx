@@ -27,12 +27,17 @@ export function Providers({ children }: { children: ReactNode }) {
     }),
   );
   useEffect(() => {
+    // What the outbox delivers changes runs the page may have read already (and before its live updates were
+    // subscribed): read them again once something was delivered.
     const flush = () =>
-      void import("./outbox").then(({ flushOutbox }) => flushOutbox(trpcClient)).catch(() => undefined);
+      void import("./outbox")
+        .then(({ flushOutbox }) => flushOutbox(trpcClient))
+        .then((delivered) => (delivered > 0 ? queryClient.invalidateQueries() : undefined))
+        .catch(() => undefined);
     flush();
     window.addEventListener("online", flush);
     return () => window.removeEventListener("online", flush);
-  }, [trpcClient]);
+  }, [trpcClient, queryClient]);
   return (
     <QueryClientProvider client={queryClient}>
       <TRPCProvider trpcClient={trpcClient} queryClient={queryClient}>
