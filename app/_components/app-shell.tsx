@@ -4,6 +4,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { usePathname } from "next/navigation";
 import { type ReactNode, useEffect, useState } from "react";
+import { clearDrafts } from "../_lib/drafts";
 import { useTRPC } from "../_lib/trpc";
 import { SignInForm } from "./sign-in-form";
 
@@ -20,7 +21,14 @@ export function AppShell({
   const me = useQuery(trpc.auth.me.queryOptions());
   const queryClient = useQueryClient();
   const pathname = usePathname();
-  const signOut = useMutation(trpc.auth.signOut.mutationOptions({ onSuccess: () => queryClient.resetQueries() }));
+  const signOut = useMutation(
+    trpc.auth.signOut.mutationOptions({
+      onSuccess: async () => {
+        await clearDrafts();
+        await queryClient.resetQueries();
+      },
+    }),
+  );
   if (me.isPending) return <div className="main muted">Loading…</div>;
   if (!me.data) return <SignInForm />;
   const main = [

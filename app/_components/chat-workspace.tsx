@@ -13,6 +13,7 @@ import type { CodeRunRecord } from "@/contracts/code-run";
 import type { LogLine } from "@/contracts/engine";
 import { CALENDAR_PROGRAM as EXAMPLE } from "@/contracts/example-programs.mjs";
 import type { DecisionView } from "@/server/services/decisions";
+import { loadDraft, saveDraft } from "../_lib/drafts";
 import { runInBrowser } from "../_lib/run-in-browser";
 import { useTRPC, useTRPCClient } from "../_lib/trpc";
 import { BindingsPanel } from "./bindings-panel";
@@ -328,6 +329,26 @@ function ChatView({ chatId, isAdmin }: { chatId: string; isAdmin: boolean }) {
   const [code, setCode] = useState(EXAMPLE);
   const [reason, setReason] = useState("");
   const [language, setLanguage] = useState<"javascript" | "typescript">("javascript");
+  // The composer's draft survives a reload (app/_lib/drafts.ts): loaded for each chat, then kept as it changes.
+  const [draftOf, setDraftOf] = useState<string | null>(null);
+  useEffect(() => {
+    let current = true;
+    setDraftOf(null);
+    void loadDraft(chatId).then((draft) => {
+      if (!current) return;
+      setCode(draft?.code ?? EXAMPLE);
+      setReason(draft?.reason ?? "");
+      setLanguage(draft?.language ?? "javascript");
+      setDraftOf(chatId);
+    });
+    return () => {
+      current = false;
+    };
+  }, [chatId]);
+  useEffect(() => {
+    if (draftOf !== chatId) return;
+    saveDraft({ chatId, code, reason, language }, code === EXAMPLE && reason === "" && language === "javascript");
+  }, [draftOf, chatId, code, reason, language]);
   const [live, setLive] = useState<{ run: CodeRunRecord | null; logs: LogLine[] } | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [controller, setController] = useState<AbortController | null>(null);

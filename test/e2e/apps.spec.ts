@@ -233,3 +233,47 @@ throw new Error("boom")`,
   await expect(waiting.getByTestId("run-calls")).toContainText("waiting for a decision");
   await expect(waiting.getByTestId("call-decision")).toHaveText("");
 });
+
+test("the program being written survives a reload (its draft is kept in the browser), and signing out clears it", async ({
+  page,
+}) => {
+  const storedDrafts = () =>
+    page.evaluate(
+      () =>
+        new Promise<string[]>((resolve) => {
+          const open = indexedDB.open("openbot-drafts");
+          open.onerror = () => resolve([]);
+          open.onsuccess = () => {
+            try {
+              const all = open.result.transaction("drafts").objectStore("drafts").getAll();
+              all.onsuccess = () => resolve((all.result as { code: string }[]).map((d) => d.code));
+              all.onerror = () => resolve([]);
+            } catch {
+              resolve([]);
+            } finally {
+              open.result.close();
+            }
+          };
+        }),
+    );
+  const openComposer = async () => {
+    const write = page.getByRole("button", { name: "Write a program yourself" });
+    if (await write.isVisible()) await write.click();
+  };
+  await signIn(page);
+  await newChat(page);
+  await openComposer();
+  const draft = "return 42 // my unsaved draft";
+  await page.getByRole("textbox", { name: "Program" }).fill(draft);
+  await page.getByLabel("Reason").fill("keep me");
+  await page.getByLabel("Language").selectOption("typescript");
+  await expect.poll(storedDrafts).toContain(draft);
+  await page.reload();
+  await openComposer();
+  await expect(page.getByRole("textbox", { name: "Program" })).toHaveValue(draft);
+  await expect(page.getByLabel("Reason")).toHaveValue("keep me");
+  await expect(page.getByLabel("Language")).toHaveValue("typescript");
+
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await expect.poll(storedDrafts).toEqual([]);
+});
