@@ -75,6 +75,7 @@ export async function addVaultEntry(
 ): Promise<VaultEntryView> {
   requirePermission(principal, "platform.admin");
   const { name, secret, allow } = input;
+  checkTargets(platform, allow);
   const users = await knownUsers(platform, input.usableBy);
   const now = Date.now();
   const rows = await platform.db.query<Row>(
@@ -93,6 +94,36 @@ export async function addVaultEntry(
   return view(rows[0]);
 }
 
+/**
+ * Each target names an App that exists (its id, slug or name) and, where the App's tools are known (it is
+ * connected now), one of its tools (name, binding name or binding); an App that is not connected now is
+ * taken at its word for the tool. A typo would leave the secret usable nowhere (every use VaultDenied), so
+ * it is refused with the field and what exists.
+ */
+function checkTargets(platform: Platform, allow: readonly { connection: string; tool: string }[]): void {
+  const connections = platform.apps.connections();
+  const fields: { field: string; message: string }[] = [];
+  allow.forEach((target, i) => {
+    const conn = connections.find((c) => [c.id, c.slug, c.name].includes(target.connection));
+    if (!conn) {
+      const known = connections.map((c) => c.slug).join(", ") || "none";
+      fields.push({
+        field: `allow[${i}].connection`,
+        message: `there is no App ${JSON.stringify(target.connection)} (Apps: ${known})`,
+      });
+      return;
+    }
+    if (conn.status !== "connected" || conn.tools.length === 0) return;
+    if (conn.tools.some((t) => [t.name, t.binding.split(".")[1], t.binding].includes(target.tool))) return;
+    fields.push({
+      field: `allow[${i}].tool`,
+      message: `${conn.name} has no tool ${JSON.stringify(target.tool)} (its tools: ${conn.tools.map((t) => t.name).join(", ")})`,
+    });
+  });
+  if (fields.length > 0)
+    throw new AppError("BAD_REQUEST", fields.map((f) => `${f.field}: ${f.message}`).join("; "), { fields });
+}
+
 /** Replaces an entry's secret in place (and its targets when given). */
 export async function rotateVaultEntry(
   { platform, principal }: ServiceContext,
@@ -100,6 +131,7 @@ export async function rotateVaultEntry(
 ): Promise<VaultEntryView> {
   requirePermission(principal, "platform.admin");
   const { name } = input;
+  if (input.allow) checkTargets(platform, input.allow);
   const users = input.usableBy ? await knownUsers(platform, input.usableBy) : null;
   await retire(platform, name);
   const rows = await platform.db.query<Row>(

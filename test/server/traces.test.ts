@@ -151,7 +151,7 @@ describe("traces", () => {
     await caller.vault.create({
       name: "trace/other",
       secret: "sk_other_3c1d",
-      allow: [{ connection: "tracer", tool: "elsewhere" }],
+      allow: [{ connection: "notes", tool: "write-note" }],
     });
     const refused = await caller.codeRuns.runOnServer({ chatId: chat.id, code: program("vault.trace.other") });
     expect(refused.result).toMatchObject({ _tag: "Completed", value: "VaultDenied" });

@@ -65,6 +65,41 @@ describe("vault", () => {
     await caller.vault.remove({ name: "temp/one" });
   });
 
+  it("targets must name an App that exists and, for a connected App, one of its tools: a typo is a 400 naming the field", async () => {
+    const caller = t.caller(t.admin);
+    const refused = async (allow: { connection: string; tool: string }[]) =>
+      (await caller.vault
+        .create({ name: "typo/token", secret: "typo-secret-1", allow })
+        .catch((e: TRPCError) => e)) as TRPCError;
+    const noApp = await refused([{ connection: "nosuchapp", tool: "tool" }]);
+    expect(noApp.code).toBe("BAD_REQUEST");
+    expect(noApp.message).toContain('allow[0].connection: there is no App "nosuchapp"');
+    expect(noApp.message).toContain("everything");
+    const noTool = await refused([
+      { connection: "everything", tool: "echo" },
+      { connection: "notes", tool: "writenote" },
+    ]);
+    expect(noTool.message).toBe(
+      'allow[1].tool: Notes has no tool "writenote" (its tools: list-notes, read-note, write-note)',
+    );
+    expect((await caller.vault.list()).map((e) => e.name)).not.toContain("typo/token");
+    // Every way of naming a target still works: the App's id, slug or name; the tool's name, binding name or binding.
+    const ok = await caller.vault.create({
+      name: "typo/token",
+      secret: "typo-secret-1",
+      allow: [
+        { connection: "Notes", tool: "write_note" },
+        { connection: "notes", tool: "notes.read_note" },
+      ],
+    });
+    expect(ok.allow).toHaveLength(2);
+    const rotated = await caller.vault
+      .rotate({ name: "typo/token", secret: "typo-secret-2", allow: [{ connection: "email", tool: "sendmail" }] })
+      .catch((e: TRPCError) => e);
+    expect((rotated as TRPCError).message).toContain('allow[0].tool: Email has no tool "sendmail"');
+    await caller.vault.remove({ name: "typo/token" });
+  });
+
   it("a program sees the reference; the call waits for a decision that shows the reference; the App gets the secret; the program sees ⟦hidden:…⟧", async () => {
     const caller = t.caller(t.admin);
     const chat = await caller.chats.create({});
