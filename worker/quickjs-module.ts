@@ -19,6 +19,21 @@ import { OPENBOT_SYNC } from "./quickjs/variant";
  */
 export type QuickJSBuild = "stock" | "openbot";
 
+/**
+ * QuickJS's own stack limit (its check on the C stack in linear memory, which throws a catchable
+ * InternalError) for each build, set below where the host's native stack runs out first (then the run
+ * fails whole, uncatchable). Ours runs in Node worker threads with 64 MiB: 256 KiB. The stock build runs in
+ * pages, whose Web Workers have about 1 MiB: measured in Chromium's worker on the product's page, 256 KiB let
+ * plain, async, getter and toString recursion exhaust the native stack first, 128 KiB still toString
+ * recursion; 96 KiB kept twelve shapes catchable (functions, arrows, async, getters, Proxy traps, map, sort,
+ * toJSON, replace callbacks, Reflect.apply, bound functions, toString), and 64 KiB keeps twice that margin
+ * (a plain function reaches ~364 calls, toString ~138). Recursion inside QuickJS's own C code (JSON.parse or
+ * stringify, flat, the parser) 10,000 levels deep still outruns the native stack in a page.
+ */
+export function stackBytesFor(build: QuickJSBuild): number {
+  return build === "openbot" ? 256 * 1024 : 64 * 1024;
+}
+
 /** Memory the module needs besides the program's own: static data, C stack, allocator slack. */
 export const MODULE_BASELINE_MB = 8;
 /** The QuickJS build declares a 16 MiB minimum memory. */
@@ -27,6 +42,8 @@ const CACHE_SIZE = 2;
 
 export interface SandboxModule {
   memoryMb: number;
+  /** QuickJS's stack limit for runtimes of this module (`stackBytesFor` its build). */
+  maxStackBytes: number;
   quickjs: QuickJSWASMModule;
   /** True once the module aborted or a guard found its heap unusable; it is never reused. */
   broken: boolean;
@@ -133,6 +150,7 @@ async function loadModule(memoryMb: number): Promise<SandboxModule> {
   const encoder = typeof TextEncoder === "function" ? new TextEncoder() : undefined;
   const sandbox: SandboxModule = {
     memoryMb,
+    maxStackBytes: stackBytesFor(compiledBuild === "openbot" ? "openbot" : "stock"),
     quickjs,
     broken: false,
     allocationFailures: 0,

@@ -72,8 +72,6 @@ export type EngineOutcome = RunOutcome & { completionOrder: number[] };
 
 /** Longest argument JSON a call may carry, in UTF-16 units. */
 export const ARGS_MAX_CHARS = 1 << 20;
-/** QuickJS stack limit; larger values let deep recursion overflow the host's own stack. */
-export const MAX_STACK_BYTES = 256 * 1024;
 const MIB = 1024 * 1024;
 /**
  * When the heap cannot spare max(1 MiB, memoryMb / 8), the program is near the cap. QuickJS then may
@@ -109,7 +107,7 @@ export function prepareContext(module: SandboxModule): FreshContext | undefined 
   const runtime = module.quickjs.newRuntime();
   let context: QuickJSContext | undefined;
   try {
-    runtime.setMaxStackSize(MAX_STACK_BYTES);
+    runtime.setMaxStackSize(module.maxStackBytes);
     context = runtime.newContext();
     return { runtime, context, prelude: compilePrelude(module, context) };
   } catch (error) {
@@ -287,7 +285,7 @@ export class RunSession {
     } else {
       const runtime = this.module.quickjs.newRuntime();
       this.runtime = runtime;
-      runtime.setMaxStackSize(MAX_STACK_BYTES);
+      runtime.setMaxStackSize(this.module.maxStackBytes);
       this.context = runtime.newContext();
     }
     const runtime = this.runtime;

@@ -88,6 +88,28 @@ const HOSTILE: [string, string, string][] = [
   ["string doubling hits QuickJS's length limit (ropes allocate nothing)", 'let s = "x"; for (;;) s += s', "Error"],
   ["typed arrays", "const a = []; for (;;) a.push(new Uint8Array(1 << 20))", "Memory"],
   ["deep recursion", "const f = (n) => f(n + 1) + 1; return f(0)", "Error"],
+  // A program can catch its own runaway recursion in the page as on the server (QuickJS's stack check fires
+  // before the worker's native stack runs out): plain, async, getter, Proxy, callback and toString recursion.
+  [
+    "caught recursion",
+    `const caught = []
+let d = 0
+function f() { d++; f() }
+try { f() } catch (e) { caught.push(e.name) }
+async function g() { await g() }
+try { await g() } catch (e) { caught.push(e.name) }
+const o = { get x() { return this.x } }
+try { o.x } catch (e) { caught.push(e.name) }
+const p = new Proxy({}, { get(t, k) { return p[k] } })
+try { p.x } catch (e) { caught.push(e.name) }
+const m = () => [1].map(m)
+try { m() } catch (e) { caught.push(e.name) }
+const s = { toString() { return String(this) } }
+try { String(s) } catch (e) { caught.push(e.name) }
+if (caught.length !== 6 || caught.some((n) => n !== "InternalError") || d < 100) throw new Error(caught.join())
+return d`,
+    "completed",
+  ],
   ["output too large", 'return "x".repeat(70000)', "OutputTooLarge"],
   [
     "constructor escape finds no host",
