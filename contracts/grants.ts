@@ -41,6 +41,8 @@ export interface GrantView {
   scope: GrantScope;
   runId: string | null;
   chatId: string | null;
+  /** The chat's title (scope chat or run), for a person to recognise it; null for everyone or a deleted chat. */
+  chatTitle: string | null;
   connectionId: string;
   tool: string;
   binding: string;

@@ -6,6 +6,7 @@
  * Unknown ("this may or may not have happened": Mark as done, or Send again).
  */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import Link from "next/link";
 import { useState } from "react";
 import type { CodeRunRecord } from "@/contracts/code-run";
 import type { GrantView } from "@/contracts/grants";
@@ -81,7 +82,11 @@ function GrantRow({ grant, showChat }: { grant: GrantView; showChat?: boolean })
         {grant.match === "arguments" && <span className="muted small"> (these arguments only)</span>}
       </td>
       <td>{scopeLabel(grant)}</td>
-      {showChat && <td className="small">{grant.chatId ?? "—"}</td>}
+      {showChat && (
+        <td className="small">
+          {grant.chatId ? <Link href={`/chats/${grant.chatId}`}>{grant.chatTitle ?? "a deleted chat"}</Link> : "—"}
+        </td>
+      )}
       <td className="small">
         {grant.createdBy.name}, {new Date(grant.createdAt).toLocaleString()}
       </td>

@@ -36,6 +36,7 @@ interface GrantRow {
   decision_id: string | null;
   created_by: string;
   creator_name: string | null;
+  chat_title: string | null;
   created_at: string | number;
   expires_at: string | number | null;
   revoked_by: string | null;
@@ -44,8 +45,9 @@ interface GrantRow {
   uses: number;
 }
 
-const SELECT = `select g.*, cu.name as creator_name, ru.name as revoker_name from grants g
-  left join users cu on cu.id = g.created_by left join users ru on ru.id = g.revoked_by`;
+const SELECT = `select g.*, cu.name as creator_name, ru.name as revoker_name, ch.title as chat_title from grants g
+  left join users cu on cu.id = g.created_by left join users ru on ru.id = g.revoked_by
+  left join chats ch on ch.id = g.chat_id`;
 
 const argsDigest = (binding: string, argsJson: string) => sha256(`${binding}\n${canonicalJson(argsJson)}`);
 
@@ -56,6 +58,7 @@ function toView(platform: Platform, r: GrantRow, now = Date.now()): GrantView {
     scope: r.scope,
     runId: r.run_id,
     chatId: r.chat_id,
+    chatTitle: r.chat_title ?? null,
     connectionId: r.connection_id,
     tool: r.tool,
     binding: r.binding,

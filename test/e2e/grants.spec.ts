@@ -78,11 +78,14 @@ test("Admin → Grants lists grants with their maker and uses, and revokes", asy
   });
   expect(decided.status()).toBe(200);
   const [grant] = await (await request.get(`/v1/grants?chatId=${chat.id}`, { headers: admin })).json();
-  expect(grant).toMatchObject({ scope: "chat", match: "arguments", active: true });
+  expect(grant).toMatchObject({ scope: "chat", match: "arguments", active: true, chatTitle: "grants page" });
 
   await signIn(page);
   await page.goto("/admin/grants");
-  const row = page.getByTestId("grant-row").filter({ hasText: chat.id });
+  // The chat is named by its title, a link to it (not its id).
+  const row = page.getByTestId("grant-row").filter({ has: page.locator(`a[href="/chats/${chat.id}"]`) });
+  await expect(row).toContainText("grants page");
+  await expect(row).not.toContainText(chat.id);
   await expect(row).toContainText("apps.notes.write_note");
   await expect(row).toContainText("these arguments only");
   await expect(row).toContainText("Active");
