@@ -63,6 +63,26 @@ describe("SandboxSupervisor with Node worker threads", () => {
     expect(inWorker.calls).toEqual(inProcess.calls);
   });
 
+  it("gives the same log lines, text() and errors with lone surrogates as the in-process engine (U+FFFD either way)", async () => {
+    // The worker runs our QuickJS build, the in-process engine the stock one: their string copies out differ
+    // unless ours decodes like the stock one.
+    const code = `console.log("\\ud800"); console.log("short\\udc00"); console.log("x\\ud800" + "y".repeat(20));
+      text("\\ud800abc");
+      throw new Error("bad \\udfff")`;
+    const inWorker = await supervisor.run(input(code), fakeHost());
+    const inProcess = await (await getEngine()).run(input(code), fakeHost());
+    const f = "\ufffd\ufffd\ufffd";
+    expect(inWorker).toMatchObject({
+      status: "failed",
+      logs: [{ text: f }, { text: `short${f}` }, { text: `x${f}${"y".repeat(20)}` }],
+      output: [{ type: "text", text: `${f}abc` }],
+    });
+    expect((inWorker as { message: string }).message).toContain(`bad ${f}`);
+    const { completionOrder: _a, ...worker } = inWorker;
+    const { completionOrder: _b, ...local } = inProcess;
+    expect(worker).toEqual(local);
+  });
+
   it("terminates a worker stuck in an uninterruptible built-in and fails Timeout", async () => {
     for (const code of [
       "return Array.prototype.indexOf.call({ length: 2 ** 32 - 1 }, 1);",

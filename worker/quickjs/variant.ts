@@ -5,7 +5,11 @@
  * The loader comes from Debian's emcc 3.1.6, whose `stringToUTF8`/`lengthBytesUTF8` join a lone high surrogate with
  * whatever follows (the character after it is lost); upstream's emcc encodes every code point apart, lone
  * surrogates as three bytes. quickjs-emscripten-core copies host strings in with exactly these two, so the module
- * gets upstream's behaviour here (our own implementation of it) before anything uses it.
+ * gets upstream's behaviour here (our own implementation of it) before anything uses it. The other way, its
+ * `UTF8ToString` decoded strings of 16 bytes or less by hand, which turns QuickJS's 3-byte form of a lone
+ * surrogate back into the surrogate, where TextDecoder (longer strings, and the stock build always) gives
+ * U+FFFD for each of its bytes: a log line, text() or an error with one came out differently per build and
+ * per length. Strings read out are now pure ASCII copied as is, anything else decoded by TextDecoder.
  */
 import type {
   EmscriptenModuleLoaderOptions,
@@ -28,6 +32,25 @@ export const OPENBOT_SYNC: QuickJSSyncVariant = {
  * is canonical-json.ts's `utf8Length`, which counts exactly so.
  */
 function withCodePointUtf8(module: QuickJSEmscriptenModule): QuickJSEmscriptenModule {
+  const decoder = new TextDecoder();
+  module.UTF8ToString = (pointer: number, maxBytes?: number) => {
+    if (!pointer) return "";
+    const heap = module.HEAPU8;
+    const limit = maxBytes === undefined ? heap.length : Math.min(heap.length, pointer + maxBytes);
+    let end = pointer;
+    let ascii = true;
+    for (; end < limit; end++) {
+      const byte = heap[end] as number;
+      if (byte === 0) break;
+      if (byte > 0x7f) ascii = false;
+    }
+    if (ascii && end - pointer <= 64) {
+      let text = "";
+      for (let i = pointer; i < end; i++) text += String.fromCharCode(heap[i] as number);
+      return text;
+    }
+    return decoder.decode(heap.subarray(pointer, end));
+  };
   module.lengthBytesUTF8 = utf8Length;
   module.stringToUTF8 = (text: string, pointer: number, maxBytes: number) => {
     if (!(maxBytes > 0)) return 0;
