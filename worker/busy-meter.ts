@@ -58,10 +58,8 @@ export function meterCancel(view: Int32Array): void {
  * not running: the watchdog does not count it. Undefined if `meter` is not a usable one.
  */
 export function meterWaited(meter: unknown): ((ms: number) => void) | undefined {
-  if (typeof SharedArrayBuffer !== "function" || typeof meter !== "object" || meter === null) return undefined;
-  const { buffer } = meter as Partial<BusyMeter>;
-  if (!(buffer instanceof SharedArrayBuffer) || buffer.byteLength < METER_BYTES) return undefined;
-  const view = new Int32Array(buffer, 0, METER_BYTES / 4);
+  const view = meterView(meter);
+  if (!view) return undefined;
   return (ms) => void Atomics.store(view, WAITED_US, Math.min(2 ** 31 - 1, Math.max(0, Math.round(ms * 1000))));
 }
 
@@ -70,10 +68,8 @@ export function meterWaited(meter: unknown): ((ms: number) => void) | undefined 
  * undefined if `meter` is not a usable one (a meter without the flag's room included).
  */
 export function meterCancelled(meter: unknown): (() => boolean) | undefined {
-  if (typeof SharedArrayBuffer !== "function" || typeof meter !== "object" || meter === null) return undefined;
-  const { buffer } = meter as Partial<BusyMeter>;
-  if (!(buffer instanceof SharedArrayBuffer) || buffer.byteLength < METER_BYTES) return undefined;
-  const view = new Int32Array(buffer, 0, METER_BYTES / 4);
+  const view = meterView(meter);
+  if (!view) return undefined;
   return () => Atomics.load(view, CANCEL) !== 0;
 }
 
@@ -82,17 +78,9 @@ export function meterCancelled(meter: unknown): (() => boolean) | undefined {
  * usable one (it arrived over postMessage: check it). Nested `true` calls keep the first slice start.
  */
 export function meterWriter(meter: unknown): ((busy: boolean) => void) | undefined {
-  if (typeof SharedArrayBuffer !== "function" || typeof meter !== "object" || meter === null) return undefined;
-  const { buffer, base } = meter as Partial<BusyMeter>;
-  if (
-    !(buffer instanceof SharedArrayBuffer) ||
-    buffer.byteLength < 8 ||
-    typeof base !== "number" ||
-    !Number.isFinite(base)
-  ) {
-    return undefined;
-  }
-  const view = new Int32Array(buffer, 0, 2);
+  const view = meterView(meter);
+  if (!view) return undefined;
+  const base = (meter as BusyMeter).base;
   let sliceStart: number | undefined;
   return (busy) => {
     if (busy) {
@@ -106,4 +94,16 @@ export function meterWriter(meter: unknown): ((busy: boolean) => void) | undefin
       Atomics.add(view, TOTAL_US, us);
     }
   };
+}
+
+/**
+ * The worker's view of a meter that arrived over postMessage, or undefined if it is not a usable one (no
+ * SharedArrayBuffer of the meter's size, or no finite base).
+ */
+function meterView(meter: unknown): Int32Array | undefined {
+  if (typeof SharedArrayBuffer !== "function" || typeof meter !== "object" || meter === null) return undefined;
+  const { buffer, base } = meter as Partial<BusyMeter>;
+  if (!(buffer instanceof SharedArrayBuffer) || buffer.byteLength < METER_BYTES) return undefined;
+  if (typeof base !== "number" || !Number.isFinite(base)) return undefined;
+  return new Int32Array(buffer, 0, METER_BYTES / 4);
 }

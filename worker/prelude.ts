@@ -227,7 +227,7 @@ function flushLogs() {
   if (logCount === 0) return;
   logLeft = hostLog();
   for (let i = 0; i < logCount; i++) logBox[i] = undefined;
-  logBox.levels = ""; logCount = 0; logChars = 0;
+  logCount = 0; logChars = 0;
 }
 const consoleObj = {};
 for (const level of ["log", "info", "warn", "error", "debug"]) {

@@ -150,7 +150,7 @@ async function loadModule(memoryMb: number): Promise<SandboxModule> {
   const encoder = typeof TextEncoder === "function" ? new TextEncoder() : undefined;
   const sandbox: SandboxModule = {
     memoryMb,
-    maxStackBytes: stackBytesFor(compiledBuild === "openbot" ? "openbot" : "stock"),
+    maxStackBytes: stackBytesFor(compiledBuild),
     quickjs,
     broken: false,
     allocationFailures: 0,

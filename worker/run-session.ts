@@ -432,8 +432,8 @@ export class RunSession {
    */
   private cpuLeft(wall: number, at: number): boolean {
     const cpu = this.cpuAtStart === undefined ? undefined : this.readCpu();
-    if (cpu === undefined || this.cpuAtStart === undefined) return false;
-    const spent = cpu - this.cpuAtStart;
+    if (cpu === undefined) return false;
+    const spent = cpu - (this.cpuAtStart as number);
     if (spent >= this.limits.timeoutMs) return false;
     this.cpuCheckAfter = at + (this.limits.timeoutMs - spent);
     this.host.onWaited?.(wall - spent);

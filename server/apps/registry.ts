@@ -135,9 +135,6 @@ export class AppRegistry {
   ): Promise<AppCallResult> {
     let conn = this.conns.get(entry.connectionId);
     if (!conn || this.closed) throw new AppCallError("unavailable", `${entry.binding} is not available now.`);
-    if (typeof args !== "object" || args === null || Array.isArray(args)) {
-      throw new AppCallError("invalid_arguments", `The arguments of ${entry.binding} must be an object.`);
-    }
     const problem = this.argumentProblem(entry, args);
     if (problem) throw new AppCallError("invalid_arguments", problem);
     const input = args as Record<string, unknown>;

@@ -104,7 +104,7 @@ function checkTargets(platform: Platform, allow: readonly { connection: string; 
   const connections = platform.apps.connections();
   const fields: { field: string; message: string }[] = [];
   allow.forEach((target, i) => {
-    const conn = connections.find((c) => [c.id, c.slug, c.name].includes(target.connection));
+    const conn = connections.find((c) => namesConnection(target, c));
     if (!conn) {
       const known = connections.map((c) => c.slug).join(", ") || "none";
       fields.push({
@@ -114,7 +114,7 @@ function checkTargets(platform: Platform, allow: readonly { connection: string; 
       return;
     }
     if (conn.status !== "connected" || conn.tools.length === 0) return;
-    if (conn.tools.some((t) => [t.name, t.binding.split(".")[1], t.binding].includes(target.tool))) return;
+    if (conn.tools.some((t) => namesTool(target, t))) return;
     fields.push({
       field: `allow[${i}].tool`,
       message: `${conn.name} has no tool ${JSON.stringify(target.tool)} (its tools: ${conn.tools.map((t) => t.name).join(", ")})`,
@@ -228,11 +228,17 @@ export function referencedNames(argsJson: string): string[] {
   return [...new Set([...argsJson.matchAll(REF_PATTERN)].map((m) => m[1]!))];
 }
 
+/** A target names a connection by its id, slug or name, and a tool by its name, binding name or binding. */
+const namesConnection = (target: { connection: string }, c: { id: string; slug: string; name: string }) =>
+  [c.id, c.slug, c.name].includes(target.connection);
+const namesTool = (target: { tool: string }, t: { name: string; binding: string }) =>
+  [t.name, t.binding.split(".")[1], t.binding].includes(target.tool);
+
 const allows = (entry: VaultEntryView, tool: ToolEntry) =>
   entry.allow.some(
     (a) =>
-      [tool.connectionId, tool.connectionSlug, tool.connectionName].includes(a.connection) &&
-      [tool.name, tool.binding.split(".")[1], tool.binding].includes(a.tool),
+      namesConnection(a, { id: tool.connectionId, slug: tool.connectionSlug, name: tool.connectionName }) &&
+      namesTool(a, tool),
   );
 
 /**

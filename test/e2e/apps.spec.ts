@@ -11,10 +11,15 @@ test.beforeAll(async ({ request }) => {
   await patchSettings(request, { codeMode: { enabled: true } });
 });
 
-async function runProgram(page: Page, code: string) {
-  await newChat(page);
+/** Shows the manual-mode composer if the chat offers it behind a button. */
+async function openComposer(page: Page) {
   const write = page.getByRole("button", { name: "Write a program yourself" });
   if (await write.isVisible()) await write.click();
+}
+
+async function runProgram(page: Page, code: string) {
+  await newChat(page);
+  await openComposer(page);
   await page.getByRole("textbox", { name: "Program" }).fill(code);
   await page.getByRole("button", { name: "Run program" }).click();
   const card = page.getByTestId("run-card").last();
@@ -194,8 +199,7 @@ test("Cancel run on the card of a program busy in the page stops it there: its l
   try {
     await signIn(page);
     await newChat(page);
-    const write = page.getByRole("button", { name: "Write a program yourself" });
-    if (await write.isVisible()) await write.click();
+    await openComposer(page);
     await page
       .getByRole("textbox", { name: "Program" })
       .fill(`console.log("spinning"); let n = 0; while (true) { n++ }`);
@@ -256,20 +260,16 @@ test("the program being written survives a reload (its draft is kept in the brow
           };
         }),
     );
-  const openComposer = async () => {
-    const write = page.getByRole("button", { name: "Write a program yourself" });
-    if (await write.isVisible()) await write.click();
-  };
   await signIn(page);
   await newChat(page);
-  await openComposer();
+  await openComposer(page);
   const draft = "return 42 // my unsaved draft";
   await page.getByRole("textbox", { name: "Program" }).fill(draft);
   await page.getByLabel("Reason").fill("keep me");
   await page.getByLabel("Language").selectOption("typescript");
   await expect.poll(storedDrafts).toContain(draft);
   await page.reload();
-  await openComposer();
+  await openComposer(page);
   await expect(page.getByRole("textbox", { name: "Program" })).toHaveValue(draft);
   await expect(page.getByLabel("Reason")).toHaveValue("keep me");
   await expect(page.getByLabel("Language")).toHaveValue("typescript");
