@@ -52,10 +52,10 @@ export async function bootPlatform(options: BootOptions = {}): Promise<Platform 
     );
     // An attempt ended waiting after its decisions were already taken: run it again (no key: each wait is new).
     platform.events.on("run-waiting", ({ runId }) => platform.track(jobs.enqueue("resume-run", { runId })));
-    platform.events.on("run-settled", ({ runId, turnId }) => {
+    platform.events.on("run-settled", ({ runId, turnId, openTasks }) => {
       // Only a run of a turn is ever reported late (reportRunIfLate): an API run's end needs no job.
       if (turnId !== null) enqueue("report-late", runId, `report-late:${runId}`);
-      platform.track(cancelRunTasks(platform, runId));
+      if (openTasks !== false) platform.track(cancelRunTasks(platform, runId));
     });
     if (options.sweepIntervalMs) await jobs.every("sweep", options.sweepIntervalMs, () => sweepRuns(platform));
     await jobs.start(options.jobPollMs ?? 1_000);

@@ -32,8 +32,9 @@ export interface PlatformEvents {
   /**
    * A run ended (Completed, Failed or Cancelled); its turn may have moved on long ago. `turnId`: null when
    * the run is known to have no turn (nothing to post to a model later), absent when not known here.
+   * `openTasks`: false when the statement that ended it saw no task of the run out at an App.
    */
-  "run-settled": [{ runId: string; turnId?: string | null }];
+  "run-settled": [{ runId: string; turnId?: string | null; openTasks?: false }];
   /** A person decided a program's call; the run is run again once none of its decisions is pending. */
   "decision-decided": [{ decisionId: string; runId: string }];
   /** An older server's question was answered and its call came back: the program's call gets this outcome (parked.ts). */

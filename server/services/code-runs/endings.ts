@@ -20,7 +20,7 @@ import { withdrawDecisions } from "../decisions";
 import { AppError } from "../errors";
 import { cancelRunCalls } from "../run-app-calls";
 import { hostedRunRecord } from "./records";
-import { type RunRow, runForHost, seal } from "./rows";
+import { type RunRow, runForCall, runForHost, seal } from "./rows";
 
 const SAFE_MESSAGES: Record<FailureReason, string> = {
   Error: "The program threw an error it did not catch.",
@@ -41,6 +41,29 @@ const WITHDRAWN_MESSAGE = {
 
 /** Stores the end of an attempt as its host reports it. */
 export async function finishRun(
+  ctx: ServiceContext,
+  runId: string,
+  attempt: number,
+  outcome: RunOutcome & { completionOrder?: number[] },
+): Promise<CodeRunRecord> {
+  if (outcome.status === "completed") {
+    // The check this attempt's calls made (rows.ts runForCall: remembered a few seconds) stands for its
+    // end too: the run's fixed fields come from there, and the completing statement itself requires the
+    // run still Running at this attempt. Anything else (it ended meanwhile, another attempt took it, the
+    // value is too large) takes the full way below, which reads the run again.
+    const { run } = await runForCall(ctx, runId, attempt);
+    checkOutcomeBounds(run, outcome);
+    const { outputBytes } = JSON.parse(run.limits) as EngineLimits;
+    if (utf8Length(outcome.valueJson ?? "") <= outputBytes) {
+      const record = await completeRun(ctx, run, attempt, outcome);
+      if (record) return record;
+    }
+  }
+  return finishChecked(ctx, runId, attempt, outcome);
+}
+
+/** The end of an attempt after reading the run again (finishRun's full way). */
+async function finishChecked(
   ctx: ServiceContext,
   runId: string,
   attempt: number,
@@ -104,9 +127,80 @@ export async function finishRun(
   return hostedRunRecord(ctx, completed ?? runId);
 }
 
-/** A run ended: subscribers (the agent posts it into the chat when its turn moved on) take it from here. */
-function reportLater(platform: Platform, runId: string, turnId?: string | null): void {
-  platform.events.emit("run-settled", turnId === undefined ? { runId } : { runId, turnId });
+/**
+ * One statement: the completion order the program saw is stored (refused, with nothing stored, when longer
+ * than the run's calls: see storeCompletionOrder), the run completes if it is still Running at this
+ * attempt, its decisions still pending are withdrawn, and whether a task of the run is still out at an
+ * App is read. Undefined when the run did not complete here (finishRun's full way answers then).
+ */
+async function completeRun(
+  ctx: ServiceContext,
+  run: RunRow,
+  attempt: number,
+  outcome: RunOutcome & { status: "completed"; completionOrder?: number[] },
+): Promise<CodeRunRecord | undefined> {
+  const order = outcome.completionOrder ?? [];
+  const indexes = [...new Set(order)];
+  const value: unknown =
+    outcome.valueJson === undefined || outcome.valueJson === "" ? null : JSON.parse(outcome.valueJson);
+  const result: CodeRunResult = { _tag: "Completed", value, logs: outcome.logs, output: outcome.output };
+  const [row] = await ctx.platform.db.query<
+    RunRow & { call_count: number | string; withdrawn: (number | null)[] | null; open_tasks: boolean }
+  >(
+    `with n as (select count(*) as n from code_run_calls where run_id = $3),
+     fits as (select (select n from n) >= $6 as ok),
+     stored as (
+       update code_run_calls c set completed_seq = o.seq
+       from unnest($4::int[], $5::int[]) as o(idx, seq)
+       where c.run_id = $3 and c.idx = o.idx and c.outcome_enc is not null and c.completed_seq is distinct from o.seq
+         and (select ok from fits)),
+     ended as (
+       update code_runs set status = 'Completed', result_enc = $1, updated_at = $2
+       where id = $3 and status = 'Running' and attempt = $7 and (select ok from fits) returning *),
+     withdrawn as (
+       update decisions set status = 'withdrawn', decided_at = $2
+       where run_id = $3 and status = 'pending' and exists (select 1 from ended) returning call_index)
+     select (select n from n) as call_count, ended.*,
+       (select coalesce(array_agg(call_index), '{}') from withdrawn) as withdrawn,
+       exists (select 1 from app_operations where run_id = $3 and status in ('Task', 'InputRequired')
+         and task_enc is not null) as open_tasks
+     from (select 1) as one left join ended on true`,
+    [
+      seal(ctx, "code_runs", run.id, "result", result),
+      Date.now(),
+      run.id,
+      indexes,
+      indexes.map((_, i) => i + 1),
+      order.length,
+      attempt,
+    ],
+  );
+  const calls = Number(row?.call_count ?? 0);
+  if (order.length > calls) refuse("completionOrder", `has ${order.length} entries, but the run made ${calls} calls`);
+  if (!row?.id) return undefined;
+  const { call_count: _count, withdrawn, open_tasks: openTasks, ...completed } = row;
+  await withdrawCalls(
+    ctx,
+    run.id,
+    (withdrawn ?? []).filter((i): i is number => i !== null),
+    WITHDRAWN_MESSAGE.Completed,
+  );
+  cancelRunCalls(ctx.platform, run.id);
+  reportLater(ctx.platform, run.id, run.turn_id, openTasks);
+  ctx.platform.events.emit("run", { runId: run.id });
+  return hostedRunRecord(ctx, completed as RunRow);
+}
+
+/**
+ * A run ended: subscribers (the agent posts it into the chat when its turn moved on) take it from here.
+ * `openTasks`: false when the ending statement saw no task of the run out at an App (none to cancel).
+ */
+function reportLater(platform: Platform, runId: string, turnId?: string | null, openTasks?: boolean): void {
+  platform.events.emit("run-settled", {
+    runId,
+    ...(turnId === undefined ? {} : { turnId }),
+    ...(openTasks === false ? { openTasks } : {}),
+  });
 }
 
 const refuse = (field: string, message: string): never => {

@@ -1,0 +1,145 @@
+/**
+ * How a completed attempt is stored: one statement stores the completion order, completes the run (only
+ * if it is still Running at that attempt), withdraws its pending decisions and reads whether a task of the
+ * run is still out at an App. The check its calls made stands for the host's right to finish it, so the
+ * run and its chat are not read again; anything unusual (the run ended meanwhile, another attempt took
+ * it) is answered by reading the run again, as before.
+ */
+import type { TRPCError } from "@trpc/server";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { makePerson, startTestPlatform, type TestPlatform } from "../helpers/platform";
+
+let t: TestPlatform;
+beforeAll(async () => {
+  t = await startTestPlatform({ codeMode: true });
+});
+afterAll(() => t?.close());
+
+/** The statements `fn` sends, as their texts with whitespace folded. */
+async function statementsOf(fn: () => Promise<unknown>): Promise<string[]> {
+  const db = t.platform.db;
+  const original = db.query.bind(db);
+  const seen: string[] = [];
+  db.query = ((sql: string, params?: unknown[]) => {
+    seen.push(sql.replace(/\s+/g, " ").trim());
+    return original(sql, params);
+  }) as typeof db.query;
+  try {
+    await fn();
+    await t.platform.settled();
+  } finally {
+    db.query = original;
+  }
+  return seen;
+}
+
+const settledEvents = (runId: string) => {
+  const seen: unknown[] = [];
+  const listener = (e: { runId: string }) => {
+    if (e.runId === runId) seen.push(e);
+  };
+  t.platform.events.on("run-settled", listener);
+  return { seen, stop: () => t.platform.events.off("run-settled", listener) };
+};
+
+describe("a completed attempt", () => {
+  it("on the server: the end reads neither the run nor its chat again, and looks for no task when none is out", async () => {
+    const caller = t.caller(t.admin);
+    const chat = await caller.chats.create({ title: "Finish" });
+    const code = `return (await apps.work_calendar.list_events({ day: "2026-10-23" })).structuredContent.events.length`;
+    // Warm: the first run loads the App's tools, the sandbox and the vault's digest.
+    await caller.codeRuns.runOnServer({ chatId: chat.id, code });
+    let record: Awaited<ReturnType<typeof caller.codeRuns.runOnServer>> | undefined;
+    const sent = await statementsOf(async () => {
+      record = await caller.codeRuns.runOnServer({ chatId: chat.id, code });
+    });
+    expect(record?.status).toBe("Completed");
+    expect(record?.calls).toHaveLength(1);
+    const count = (pattern: RegExp) => sent.filter((s) => pattern.test(s)).length;
+    // The start reads the chat once (the caller's right to run programs there); nothing reads it again.
+    expect(count(/^select \* from chats where id = \$1$/)).toBe(1);
+    // The run is written, then read back only for the record the caller gets (none reads it by id).
+    expect(count(/^select \* from code_runs where id = \$1$/)).toBe(0);
+    expect(count(/^with n as \(select count\(\*\) as n from code_run_calls/)).toBe(1);
+    expect(count(/status in \('Task', 'InputRequired'\) and task_enc is not null/)).toBe(1);
+    expect(count(/^select id from app_operations/)).toBe(0);
+    // Start to finish: the settings, the chat, the vault's names, the run's row, the App's read, the
+    // call's record, the completion and the record read back.
+    expect(sent.length).toBeLessThanOrEqual(8);
+  });
+
+  it("a page's finish after another attempt took the run is refused (409) and completes nothing", async () => {
+    const member = await makePerson(t, "member");
+    const caller = t.caller(member);
+    const chat = await caller.chats.create({ title: "Taken over" });
+    const { ticket } = await caller.codeRuns.start({ chatId: chat.id, code: "return 1" });
+    const { runId, attempt } = ticket!;
+    // A call of this attempt: its host check is remembered.
+    const call = { runId, attempt, index: 0, binding: "work_calendar.list_events", argsJson: '{"day":"2026-10-23"}' };
+    expect(await caller.codeRuns.appCall(call)).toMatchObject({ type: "ok" });
+    // Another instance took the run over (its lease had ended) and runs attempt 2.
+    await t.platform.db.query("update code_runs set attempt = attempt + 1 where id = $1", [runId]);
+    const events = settledEvents(runId);
+    const refused = await caller.codeRuns
+      .finish({ runId, attempt, outcome: { status: "completed", valueJson: "1", logs: [], output: [] } })
+      .catch((e: unknown) => e as TRPCError);
+    events.stop();
+    expect((refused as TRPCError).code).toBe("CONFLICT");
+    const record = await caller.codeRuns.byId({ id: runId });
+    expect(record.status).toBe("Running");
+    expect(record.result).toBeNull();
+    expect(events.seen).toEqual([]);
+  });
+
+  it("a finish that crosses a cancel keeps the cancel and reports the run's end once", async () => {
+    const caller = t.caller(t.admin);
+    const chat = await caller.chats.create({ title: "Crossed" });
+    const { ticket } = await caller.codeRuns.start({ chatId: chat.id, code: "return 1" });
+    const { runId, attempt } = ticket!;
+    const call = { runId, attempt, index: 0, binding: "work_calendar.list_events", argsJson: '{"day":"2026-10-23"}' };
+    expect(await caller.codeRuns.appCall(call)).toMatchObject({ type: "ok" });
+    const events = settledEvents(runId);
+    await caller.codeRuns.cancel({ id: runId });
+    const after = await caller.codeRuns.finish({
+      runId,
+      attempt,
+      outcome: { status: "completed", valueJson: "1", logs: [], output: [], completionOrder: [0] },
+    });
+    await t.platform.settled();
+    events.stop();
+    expect(after.status).toBe("Cancelled");
+    expect(after.result).toMatchObject({ _tag: "Failed", reason: "Cancelled" });
+    expect(events.seen).toHaveLength(1);
+  });
+
+  it("a task still out at its App when the run completes is cancelled there", async () => {
+    const caller = t.caller(t.admin);
+    const chat = await caller.chats.create({ title: "Task out" });
+    const { ticket } = await caller.codeRuns.start({ chatId: chat.id, code: "return 1" });
+    const { runId, attempt } = ticket!;
+    const call = { runId, attempt, index: 0, binding: "work_calendar.list_events", argsJson: '{"day":"2026-10-23"}' };
+    expect(await caller.codeRuns.appCall(call)).toMatchObject({ type: "ok" });
+    // As if the call had become a task at its App (tasks.test.ts drives a real one).
+    const [op] = await t.platform.db.query<{ id: string }>(
+      "select id from app_operations where run_id = $1 and call_index = 0",
+      [runId],
+    );
+    const task = { taskId: "task-1", status: "working", statusMessage: null };
+    await t.platform.db.query("update app_operations set status = 'Task', task_enc = $2 where id = $1", [
+      op!.id,
+      t.platform.seal(`app_operations:${op!.id}:task`, JSON.stringify(task)),
+    ]);
+    const events = settledEvents(runId);
+    const sent = await statementsOf(() =>
+      caller.codeRuns.finish({
+        runId,
+        attempt,
+        outcome: { status: "completed", valueJson: "1", logs: [], output: [] },
+      }),
+    );
+    events.stop();
+    expect(events.seen).toEqual([{ runId, turnId: null }]);
+    // The run-settled subscriber looked for the run's tasks to cancel them.
+    expect(sent.filter((s) => s.startsWith("select id from app_operations where run_id = $1")).length).toBe(1);
+  });
+});
