@@ -239,6 +239,7 @@ async function load(instances, front, label) {
   for (const [mode, code] of Object.entries(PROGRAMS)) {
     const counted = await allCounters(instances);
     const cpu0 = cpuOf(instances);
+    const client0 = process.cpuUsage();
     const stop = sampler(instances);
     const t0 = performance.now();
     const latencies = [];
@@ -263,6 +264,7 @@ async function load(instances, front, label) {
     );
     const seconds = (performance.now() - t0) / 1000;
     const cpu1 = cpuOf(instances);
+    const client = process.cpuUsage(client0);
     const { peakRssKb, health } = await stop();
     const errors = [...failures.values()].reduce((a, b) => a + b, 0);
     const after = await allCounters(instances);
@@ -284,6 +286,8 @@ async function load(instances, front, label) {
       // database thread and the sandbox workers too), from /proc (Linux only, else 0).
       "main CPU ms/call": ((cpu1.main - cpu0.main) / (RUNS * CALLS)).toFixed(3),
       "CPU ms/call": ((cpu1.all - cpu0.all) / (RUNS * CALLS)).toFixed(3),
+      // This bench's own CPU (its client and its health probes share the servers' cores).
+      "client CPU ms/call": ((client.user + client.system) / 1000 / (RUNS * CALLS)).toFixed(3),
       "stmts/call": per("statements"),
       "trips/call": per("roundTrips"),
       "tx/call": per("transactions"),
