@@ -143,3 +143,36 @@ describe("a completed attempt", () => {
     expect(sent.filter((s) => s.startsWith("select id from app_operations where run_id = $1")).length).toBe(1);
   });
 });
+
+describe("a program that returns while a call it did not await is being recorded", () => {
+  it("ends after the call's decision is asked, and withdraws it: no decision stays pending on an ended run", async () => {
+    const caller = t.caller(t.admin);
+    const chat = await caller.chats.create({ title: "Not awaited" });
+    const db = t.platform.db;
+    const original = db.query.bind(db);
+    // The decision is asked slowly: the program has long returned by then.
+    db.query = (async (sql: string, params?: unknown[]) => {
+      if (sql.startsWith("insert into decisions")) await new Promise((resolve) => setTimeout(resolve, 300));
+      return original(sql, params);
+    }) as typeof db.query;
+    let record: Awaited<ReturnType<typeof caller.codeRuns.runOnServer>>;
+    try {
+      record = await caller.codeRuns.runOnServer({
+        chatId: chat.id,
+        code: `const pending = apps.email.send_email({ to: "slow@example.com", subject: "s", body: "x" })
+pending.catch(() => {})
+return "returned"`,
+      });
+      await t.platform.settled();
+    } finally {
+      db.query = original;
+    }
+    expect(record.status).toBe("Completed");
+    expect(record.calls[0]).toMatchObject({
+      binding: "email.send_email",
+      rejection: { name: "Withdrawn", message: expect.stringContaining("not sent") },
+    });
+    const decisions = await caller.decisions.list({ runId: record.id });
+    expect(decisions.map((d) => d.status)).toEqual(["withdrawn"]);
+  });
+});

@@ -146,11 +146,12 @@ describe("a run's start seeds its first call and a run that must wait is written
     expect(cancelledRun!.calls).toHaveLength(0);
     expect(statements.filter((x) => x.sql.startsWith("update code_runs set status = 'Queued'"))).toEqual([]);
     expect(statements.filter((x) => x.sql.startsWith("update code_runs set status = 'Running'"))).toHaveLength(1);
-    // Each completed run reads its chat at its start and its end, and its row at its end only (its first
-    // call takes both from the start: immediate for the first run, admitted from the queue for the second).
+    // Each completed run reads its chat once, at its start, and never its row: its first call takes both
+    // from the start (immediate for the first run, admitted from the queue for the second), and its end
+    // from its calls' check (run-finish.test.ts).
     const reads = (table: string, id: string) =>
       statements.filter((x) => x.sql === `select * from ${table} where id = $1` && x.first === id).length;
-    expect([reads("chats", first!.id), reads("code_runs", holderRun!.id)]).toEqual([2, 1]);
-    expect([reads("chats", waiting!.id), reads("code_runs", queuedRun!.id)]).toEqual([2, 1]);
+    expect([reads("chats", first!.id), reads("code_runs", holderRun!.id)]).toEqual([1, 0]);
+    expect([reads("chats", waiting!.id), reads("code_runs", queuedRun!.id)]).toEqual([1, 0]);
   });
 });

@@ -12,6 +12,7 @@ import { requestDecision } from "../decisions";
 import { traceRefusedCall } from "../run-trace";
 import { awaitDecision, decideCall, recordOutcome } from "./journal";
 import { readAtOnce } from "./reads";
+import { beginRecording } from "./recording";
 import { open } from "./rows";
 
 /**
@@ -25,6 +26,23 @@ export async function handleCall(
   attempt: number,
   call: CallRequest,
   firstNew?: number,
+): Promise<HostCallAnswer> {
+  const recorded = beginRecording(ctx.platform, runId);
+  try {
+    return await handleRecordedCall(ctx, runId, attempt, call, firstNew, recorded);
+  } finally {
+    recorded();
+  }
+}
+
+/** handleCall's steps; `sending` says the call is out of its recording (sent to its App: recording.ts). */
+async function handleRecordedCall(
+  ctx: ServiceContext,
+  runId: string,
+  attempt: number,
+  call: CallRequest,
+  firstNew: number | undefined,
+  sending: () => void,
 ): Promise<HostCallAnswer> {
   if (firstNew !== undefined && call.index >= firstNew) {
     const answered = await readAtOnce(ctx, runId, attempt, call);
@@ -69,6 +87,7 @@ export async function handleCall(
   // input or runs it as a task (parked: no end yet) or nothing was sent (a vault refusal): then the
   // outcome is recorded alone.
   let recorded = false;
+  sending();
   const { outcome, parked } = await performAppCall(ctx.platform, {
     chatId: run.chat_id,
     runId: run.id,

@@ -19,6 +19,7 @@ import type { ServiceContext } from "../context";
 import { withdrawDecisions } from "../decisions";
 import { AppError } from "../errors";
 import { cancelRunCalls } from "../run-app-calls";
+import { callsRecorded } from "./recording";
 import { hostedRunRecord } from "./records";
 import { type RunRow, runForCall, runForHost, seal } from "./rows";
 
@@ -46,6 +47,8 @@ export async function finishRun(
   attempt: number,
   outcome: RunOutcome & { completionOrder?: number[] },
 ): Promise<CodeRunRecord> {
+  // A call the program did not await may still be on its way into the record (recording.ts).
+  await callsRecorded(ctx.platform, runId);
   if (outcome.status === "completed") {
     // The check this attempt's calls made (rows.ts runForCall: remembered a few seconds) stands for its
     // end too: the run's fixed fields come from there, and the completing statement itself requires the
