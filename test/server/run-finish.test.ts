@@ -42,6 +42,16 @@ const settledEvents = (runId: string) => {
   return { seen, stop: () => t.platform.events.off("run-settled", listener) };
 };
 
+/** A run its page hosts, with one call of its first attempt made (so that attempt's host check is remembered). */
+async function pageRunWithOneCall(caller: ReturnType<TestPlatform["caller"]>, title: string) {
+  const chat = await caller.chats.create({ title });
+  const { ticket } = await caller.codeRuns.start({ chatId: chat.id, code: "return 1" });
+  const { runId, attempt } = ticket!;
+  const call = { runId, attempt, index: 0, binding: "work_calendar.list_events", argsJson: '{"day":"2026-10-23"}' };
+  expect(await caller.codeRuns.appCall(call)).toMatchObject({ type: "ok" });
+  return { runId, attempt };
+}
+
 describe("a completed attempt", () => {
   it("on the server: the end reads neither the run nor its chat again, and looks for no task when none is out", async () => {
     const caller = t.caller(t.admin);
@@ -71,12 +81,7 @@ describe("a completed attempt", () => {
   it("a page's finish after another attempt took the run is refused (409) and completes nothing", async () => {
     const member = await makePerson(t, "member");
     const caller = t.caller(member);
-    const chat = await caller.chats.create({ title: "Taken over" });
-    const { ticket } = await caller.codeRuns.start({ chatId: chat.id, code: "return 1" });
-    const { runId, attempt } = ticket!;
-    // A call of this attempt: its host check is remembered.
-    const call = { runId, attempt, index: 0, binding: "work_calendar.list_events", argsJson: '{"day":"2026-10-23"}' };
-    expect(await caller.codeRuns.appCall(call)).toMatchObject({ type: "ok" });
+    const { runId, attempt } = await pageRunWithOneCall(caller, "Taken over");
     // Another instance took the run over (its lease had ended) and runs attempt 2.
     await t.platform.db.query("update code_runs set attempt = attempt + 1 where id = $1", [runId]);
     const events = settledEvents(runId);
@@ -93,11 +98,7 @@ describe("a completed attempt", () => {
 
   it("a finish that crosses a cancel keeps the cancel and reports the run's end once", async () => {
     const caller = t.caller(t.admin);
-    const chat = await caller.chats.create({ title: "Crossed" });
-    const { ticket } = await caller.codeRuns.start({ chatId: chat.id, code: "return 1" });
-    const { runId, attempt } = ticket!;
-    const call = { runId, attempt, index: 0, binding: "work_calendar.list_events", argsJson: '{"day":"2026-10-23"}' };
-    expect(await caller.codeRuns.appCall(call)).toMatchObject({ type: "ok" });
+    const { runId, attempt } = await pageRunWithOneCall(caller, "Crossed");
     const events = settledEvents(runId);
     await caller.codeRuns.cancel({ id: runId });
     const after = await caller.codeRuns.finish({
@@ -114,11 +115,7 @@ describe("a completed attempt", () => {
 
   it("a task still out at its App when the run completes is cancelled there", async () => {
     const caller = t.caller(t.admin);
-    const chat = await caller.chats.create({ title: "Task out" });
-    const { ticket } = await caller.codeRuns.start({ chatId: chat.id, code: "return 1" });
-    const { runId, attempt } = ticket!;
-    const call = { runId, attempt, index: 0, binding: "work_calendar.list_events", argsJson: '{"day":"2026-10-23"}' };
-    expect(await caller.codeRuns.appCall(call)).toMatchObject({ type: "ok" });
+    const { runId, attempt } = await pageRunWithOneCall(caller, "Task out");
     // As if the call had become a task at its App (tasks.test.ts drives a real one).
     const [op] = await t.platform.db.query<{ id: string }>(
       "select id from app_operations where run_id = $1 and call_index = 0",
