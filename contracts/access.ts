@@ -29,6 +29,7 @@ export const TRPC_ACCESS: Readonly<Record<string, Access>> = {
   "chats.unshare": write,
   "codeRuns.start": apps,
   "codeRuns.appCall": apps,
+  "codeRuns.hostAlive": apps,
   "codeRuns.finish": apps,
   "codeRuns.claim": apps,
   "codeRuns.runOnServer": apps,

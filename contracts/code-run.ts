@@ -47,6 +47,17 @@ export const FAILURE_MESSAGE_MAX_CHARS = 8000;
 /** Call indexes are stored as 32-bit integers. */
 const callIndex = z.number().int().min(0).max(2_147_483_647);
 
+/**
+ * A page that hosts a run's attempt says so every PAGE_HOST_BEAT_MS (`codeRuns.hostAlive`) while its
+ * program runs; an attempt of a page not heard of for PAGE_HOST_LEASE_MS is taken over by the server
+ * (sweep.ts), so a closed or reloaded tab's run goes on within ~25 s (the sweep runs every 5 s).
+ */
+export const PAGE_HOST_BEAT_MS = 5_000;
+export const PAGE_HOST_LEASE_MS = 20_000;
+
+/** A page's word that it still hosts an attempt (`codeRuns.hostAlive`). */
+export const hostAliveInput = z.object({ runId: idField("runId"), attempt: z.number().int().min(1) });
+
 /** One nested call from a page's worker (`codeRuns.appCall`). */
 export const appCallInput = z.object({
   runId: idField("runId"),

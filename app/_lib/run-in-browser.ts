@@ -5,7 +5,7 @@
  * server over tRPC, which alone decides and records. The end of the attempt goes back to the server.
  */
 import type { TRPCClient } from "@trpc/client";
-import type { CodeRunRecord, RunTicket, StartRunInput } from "@/contracts/code-run";
+import { type CodeRunRecord, PAGE_HOST_BEAT_MS, type RunTicket, type StartRunInput } from "@/contracts/code-run";
 import type { HostCallAnswer, LogLine } from "@/contracts/engine";
 import type { AppRouter } from "@/server/api/root";
 import { compileSandboxWasm, spawnBrowserWorker } from "@/worker/browser-port";
@@ -49,20 +49,27 @@ export async function runTicketInBrowser(
   ticket: RunTicket,
   handlers: BrowserRunHandlers = {},
 ): Promise<CodeRunRecord> {
-  const outcome = await getSupervisor().run(ticket.input, {
-    call: (req) =>
-      client.codeRuns.appCall
-        .mutate({ runId: ticket.runId, attempt: ticket.attempt, ...req })
-        .then((answer) => answer as HostCallAnswer)
-        .catch(
-          (error: unknown): HostCallAnswer => ({
-            type: "stop",
-            reason: "Unavailable",
-            message: `The server did not take the call: ${error instanceof Error ? error.message : String(error)}`,
-          }),
-        ),
-    onLog: handlers.onLog,
-    signal: handlers.signal,
-  });
+  // This page's lease on the attempt (sweep.ts): renewed while the program runs, so a closed or reloaded
+  // tab's run is taken over by the server soon, and a live one is never.
+  const beat = window.setInterval(() => {
+    client.codeRuns.hostAlive.mutate({ runId: ticket.runId, attempt: ticket.attempt }).catch(() => undefined);
+  }, PAGE_HOST_BEAT_MS);
+  const outcome = await getSupervisor()
+    .run(ticket.input, {
+      call: (req) =>
+        client.codeRuns.appCall
+          .mutate({ runId: ticket.runId, attempt: ticket.attempt, ...req })
+          .then((answer) => answer as HostCallAnswer)
+          .catch(
+            (error: unknown): HostCallAnswer => ({
+              type: "stop",
+              reason: "Unavailable",
+              message: `The server did not take the call: ${error instanceof Error ? error.message : String(error)}`,
+            }),
+          ),
+      onLog: handlers.onLog,
+      signal: handlers.signal,
+    })
+    .finally(() => window.clearInterval(beat));
   return sendFinish(client, ticket.runId, ticket.attempt, outcome);
 }

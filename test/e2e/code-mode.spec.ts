@@ -129,6 +129,34 @@ test("a result the server did not acknowledge survives a dropped connection and 
   expect(dropped).toBeGreaterThanOrEqual(2);
 });
 
+test("a run whose page was reloaded mid-run is taken over by the server once the page's lease ends", async ({
+  page,
+}) => {
+  test.setTimeout(90_000);
+  await signIn(page);
+  await setCodeMode(page, true);
+  // One call, then a few seconds of computing: the page is reloaded while its worker computes.
+  await newChatAndRun(
+    page,
+    `const events = (await apps.work_calendar.list_events({ day: "2026-10-23" })).structuredContent.events
+let x = 0
+for (let i = 0; i < 40000000; i++) x = (x + i) % 1000003
+return events.length + ":" + x`,
+  );
+  const card = page.getByTestId("run-card").last();
+  await expect(card).toHaveAttribute("data-status", "Running");
+  await expect(card.getByTestId("run-calls").locator("tbody > tr")).toHaveCount(1);
+  const started = Date.now();
+  await page.reload();
+  // Nothing renews the page's lease any more: the server continues the run through replay (the call
+  // is answered from the record) well within 30 s of the page going away.
+  const after = page.getByTestId("run-card").last();
+  await expect(after).toHaveAttribute("data-status", "Completed", { timeout: 45_000 });
+  expect(Date.now() - started).toBeLessThan(45_000);
+  await expect(after.getByTestId("run-value")).toContainText(/\d+:\d+/);
+  await expect(after.getByTestId("run-calls").locator("tbody > tr")).toHaveCount(1);
+});
+
 test("the composer has the bindings' declarations at hand, searchable", async ({ page }) => {
   await signIn(page);
   await page.getByRole("link", { name: "Chats" }).click();

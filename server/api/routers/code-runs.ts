@@ -1,12 +1,12 @@
 import "server-only";
 import { z } from "zod";
-import { appCallInput, finishRunInput, idField, startRunInput } from "@/contracts/code-run";
+import { appCallInput, finishRunInput, hostAliveInput, idField, startRunInput } from "@/contracts/code-run";
 import { reconcileCallInput } from "@/contracts/reconcile";
 import { handleCall } from "../../services/code-runs/calls";
 import { finishRun } from "../../services/code-runs/endings";
 import { reconcileCall } from "../../services/code-runs/reconcile";
 import { getRun, listRuns } from "../../services/code-runs/records";
-import { cancelRun, claimForPage, runOnServer, startRun } from "../../services/code-runs/runs";
+import { cancelRun, claimForPage, renewPageHost, runOnServer, startRun } from "../../services/code-runs/runs";
 import { runChanges, runLogs } from "../../services/run-feed";
 import { createTRPCRouter, publicProcedure } from "../trpc";
 
@@ -27,6 +27,10 @@ export const codeRunsRouter = createTRPCRouter({
       argsJson: input.argsJson,
     }),
   ),
+  /** The page hosting an attempt is still there (its lease, sweep.ts). */
+  hostAlive: publicProcedure
+    .input(hostAliveInput)
+    .mutation(({ ctx, input }) => renewPageHost(ctx, input.runId, input.attempt)),
   finish: publicProcedure
     .input(finishRunInput)
     .mutation(({ ctx, input }) => finishRun(ctx, input.runId, input.attempt, input.outcome)),

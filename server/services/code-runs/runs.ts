@@ -23,7 +23,7 @@ import { handleCall } from "./calls";
 import { failRun, finishRun } from "./endings";
 import { replayLog } from "./journal";
 import { getRun } from "./records";
-import { loadRun, open, type RunRow, runForHost, seal, seedHostCheck } from "./rows";
+import { loadRun, open, type RunRow, runForCall, runForHost, seal, seedHostCheck } from "./rows";
 
 /** A person's claim of an `Idempotency-Key` (stored as its hash). */
 export type IdempotencyClaim = { userId: string; keyHash: string };
@@ -272,6 +272,20 @@ export async function claimRun(platform: Platform, runId: string, attempt: numbe
     [runId, attempt, Date.now()],
   );
   return rows.length > 0;
+}
+
+/**
+ * The page hosting this attempt is still there (the caller passes the host check its calls pass): its
+ * lease is renewed (sweep.ts). False when the run is no longer Running at that attempt on a page.
+ */
+export async function renewPageHost(ctx: ServiceContext, runId: string, attempt: number): Promise<{ alive: boolean }> {
+  await runForCall(ctx, runId, attempt);
+  const rows = await ctx.platform.db.query(
+    `update code_runs set updated_at = $3 where id = $1 and attempt = $2 and status = 'Running' and host <> 'server'
+     returning id`,
+    [runId, attempt, Date.now()],
+  );
+  return { alive: rows.length > 0 };
 }
 
 /** A page claims a turn's program to run it in its worker; null when another host already has it. */

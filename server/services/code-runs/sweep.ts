@@ -1,13 +1,13 @@
 /** What a dead host left behind, finished on start and then periodically (boot.ts runs it). */
 import "server-only";
-import type { EngineLimits } from "@/contracts/engine";
+import { PAGE_HOST_LEASE_MS } from "@/contracts/code-run";
 import type { Platform } from "../../platform";
 import { failRun } from "./endings";
 import { expireParkedInputs } from "./parked";
 import type { RunRow } from "./rows";
 import { resumeRun } from "./runs";
 
-/** How long a page-hosted run may go without any sign of its page before the server takes it over. */
+/** How long an App operation may stay Running past every call timeout (and a question past its deadline). */
 const STALE_GRACE_MS = 60_000;
 /** How long a server run of this instance may be missing from its active runs before the sweep takes it over. */
 const OWN_GRACE_MS = 10_000;
@@ -57,16 +57,15 @@ export async function sweepRuns(
     resumed.push(run.id);
     platform.track(resumeRun(platform, run.id, { status: "Running", attempt: run.attempt }));
   }
-  // A page-hosted run whose page went silent (the tab closed) past every deadline.
+  // A page-hosted run whose page's lease ended: the page renews it while its program runs (hostAlive),
+  // so a closed or reloaded tab is noticed within PAGE_HOST_LEASE_MS, however long the program's limits.
   const stale = await db.query<RunRow>(
     `select * from code_runs r where r.status in ('Running', 'Queued') and r.host <> 'server' and r.updated_at < $1
      and not exists (select 1 from app_operations o where o.run_id = r.id and o.status = 'Running')`,
-    [now - STALE_GRACE_MS],
+    [now - PAGE_HOST_LEASE_MS],
   );
   for (const run of stale) {
     if (platform.activeRuns.has(run.id)) continue;
-    const limits = JSON.parse(run.limits) as EngineLimits;
-    if (Number(run.updated_at) > now - STALE_GRACE_MS - limits.timeoutMs) continue;
     resumed.push(run.id);
     platform.track(resumeRun(platform, run.id, { status: "Running", attempt: run.attempt }));
   }
