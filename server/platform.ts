@@ -52,6 +52,8 @@ export interface Platform {
   activeTurns: Map<string, AbortController>;
   /** App calls in flight, by run id: when the run ends they are cancelled at the App (run-app-calls.ts). */
   runAppCalls: Map<string, Set<() => void>>;
+  /** Calls being recorded, by run id: how many, and who waits for none (code-runs/recording.ts). */
+  recordingCalls: Map<string, { count: number; idle: (() => void)[] }>;
   /**
    * True once `close` began: runs aborted then are handed over (left Running, taken over through replay
    * by another instance, or by this one's next start), not finished as Cancelled.
@@ -131,6 +133,7 @@ export async function createPlatform(options: CreatePlatformOptions = {}): Promi
       activeRuns,
       activeTurns,
       runAppCalls: new Map(),
+      recordingCalls: new Map(),
       closing: false,
       events,
       track(work) {

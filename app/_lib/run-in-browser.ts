@@ -6,7 +6,7 @@
  */
 import type { TRPCClient } from "@trpc/client";
 import { type CodeRunRecord, PAGE_HOST_BEAT_MS, type RunTicket, type StartRunInput } from "@/contracts/code-run";
-import type { HostCallAnswer, LogLine } from "@/contracts/engine";
+import type { HostCallAnswer, LogLine, RunOutcome } from "@/contracts/engine";
 import type { AppRouter } from "@/server/api/root";
 import { compileSandboxWasm, spawnBrowserWorker } from "@/worker/browser-port";
 import { SandboxSupervisor } from "@/worker/supervisor";
@@ -54,8 +54,9 @@ export async function runTicketInBrowser(
   const beat = window.setInterval(() => {
     client.codeRuns.hostAlive.mutate({ runId: ticket.runId, attempt: ticket.attempt }).catch(() => undefined);
   }, PAGE_HOST_BEAT_MS);
-  const outcome = await getSupervisor()
-    .run(ticket.input, {
+  let outcome: RunOutcome;
+  try {
+    outcome = await getSupervisor().run(ticket.input, {
       call: (req) =>
         client.codeRuns.appCall
           .mutate({ runId: ticket.runId, attempt: ticket.attempt, ...req })
@@ -69,7 +70,9 @@ export async function runTicketInBrowser(
           ),
       onLog: handlers.onLog,
       signal: handlers.signal,
-    })
-    .finally(() => window.clearInterval(beat));
+    });
+  } finally {
+    window.clearInterval(beat);
+  }
   return sendFinish(client, ticket.runId, ticket.attempt, outcome);
 }

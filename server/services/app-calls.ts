@@ -112,14 +112,16 @@ export async function checkCall(
       ? verdict.capability
       : { action: "apps.call" as const, target: `${entry.connectionId}/${entry.name}` };
   const referenced = referencedNames(argsJson).length > 0;
-  const invalid = referenced ? null : unfitArguments(platform, entry, argsJson);
-  if (!call) return invalid ?? { verdict: "ask", capability };
+  // Checked only where it decides: not for a call a grant lets go (it is checked again as it is sent).
+  const unfit = () => (referenced ? null : unfitArguments(platform, entry, argsJson));
+  if (!call) return unfit() ?? { verdict: "ask", capability };
   const runOnly = taint !== null || referenced;
   const grantId = await grantFor(platform, { runId: call.runId, chatId: call.chatId, entry, argsJson }, runOnly);
   if (grantId) {
     await recordGrantUse(platform, grantId, call.runId === null ? null : { runId: call.runId, index: call.index });
     return { verdict: "allow", grantId };
   }
+  const invalid = unfit();
   if (invalid) return invalid;
   if (call.runId === null) return { verdict: "ask", capability };
   const reads = await runReads(platform, call.runId);

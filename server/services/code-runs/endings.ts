@@ -56,14 +56,17 @@ export async function finishRun(
     // value is too large) takes the full way below, which reads the run again.
     const { run } = await runForCall(ctx, runId, attempt);
     checkOutcomeBounds(run, outcome);
-    const { outputBytes } = JSON.parse(run.limits) as EngineLimits;
-    if (utf8Length(outcome.valueJson ?? "") <= outputBytes) {
+    if (valueFits(run, outcome)) {
       const record = await completeRun(ctx, run, attempt, outcome);
       if (record) return record;
     }
   }
   return finishChecked(ctx, runId, attempt, outcome);
 }
+
+/** The value a completed attempt returns is within the run's outputBytes. */
+const valueFits = (run: RunRow, outcome: { valueJson?: string }) =>
+  utf8Length(outcome.valueJson ?? "") <= (JSON.parse(run.limits) as EngineLimits).outputBytes;
 
 /** The end of an attempt after reading the run again (finishRun's full way). */
 async function finishChecked(
@@ -74,48 +77,13 @@ async function finishChecked(
 ): Promise<CodeRunRecord> {
   const { run } = await runForHost(ctx, runId, attempt);
   checkOutcomeBounds(run, outcome);
+  if (run.status === "Running" && outcome.status === "completed" && valueFits(run, outcome))
+    return (await completeRun(ctx, run, attempt, outcome)) ?? hostedRunRecord(ctx, runId);
   if (outcome.completionOrder?.length) await storeCompletionOrder(ctx, runId, outcome.completionOrder);
   if (run.status !== "Running") return hostedRunRecord(ctx, runId);
-  // The run's row as the completing statement left it (its record is read from it), when it completed.
-  let completed: RunRow | undefined;
   if (outcome.status === "completed") {
-    const limits = JSON.parse(run.limits) as EngineLimits;
-    if (new TextEncoder().encode(outcome.valueJson).length > limits.outputBytes) {
-      await failRun(
-        ctx,
-        runId,
-        "OutputTooLarge",
-        `The value is larger than outputBytes (${limits.outputBytes}).`,
-        outcome.logs,
-      );
-    } else {
-      const value: unknown =
-        outcome.valueJson === undefined || outcome.valueJson === "" ? null : JSON.parse(outcome.valueJson);
-      const result: CodeRunResult = { _tag: "Completed", value, logs: outcome.logs, output: outcome.output };
-      // One statement: the run completes and (only then) its decisions still pending are withdrawn.
-      const [ended] = await ctx.platform.db.query<RunRow & { withdrawn: (number | null)[] }>(
-        `with ended as (
-           update code_runs set status = 'Completed', result_enc = $1, updated_at = $2
-           where id = $3 and status = 'Running' returning *),
-         withdrawn as (
-           update decisions set status = 'withdrawn', decided_at = $2
-           where run_id = $3 and status = 'pending' and exists (select 1 from ended) returning call_index)
-         select ended.*, (select coalesce(array_agg(call_index), '{}') from withdrawn) as withdrawn from ended`,
-        [seal(ctx, "code_runs", runId, "result", result), Date.now(), runId],
-      );
-      if (ended) {
-        const { withdrawn, ...row } = ended;
-        completed = row;
-        await withdrawCalls(
-          ctx,
-          runId,
-          withdrawn.filter((i): i is number => i !== null),
-          WITHDRAWN_MESSAGE.Completed,
-        );
-      }
-      cancelRunCalls(ctx.platform, runId);
-      reportLater(ctx.platform, runId, run.turn_id);
-    }
+    const { outputBytes } = JSON.parse(run.limits) as EngineLimits;
+    await failRun(ctx, runId, "OutputTooLarge", `The value is larger than outputBytes (${outputBytes}).`, outcome.logs);
   } else if (outcome.status === "failed") {
     await failRun(ctx, runId, outcome.reason, outcome.message, outcome.logs);
   } else {
@@ -127,7 +95,7 @@ async function finishChecked(
     if (waiting.length) ctx.platform.events.emit("run-waiting", { runId });
   }
   ctx.platform.events.emit("run", { runId });
-  return hostedRunRecord(ctx, completed ?? runId);
+  return hostedRunRecord(ctx, runId);
 }
 
 /**

@@ -9,23 +9,9 @@
 import "server-only";
 import type { Platform } from "../../platform";
 
-interface Recording {
-  count: number;
-  idle: (() => void)[];
-}
-
-/** By platform, on globalThis: route handlers and instrumentation are separate module graphs. */
-const holder = globalThis as { __openbotRecordingCalls?: WeakMap<Platform, Map<string, Recording>> };
-holder.__openbotRecordingCalls ??= new WeakMap();
-const byPlatform: WeakMap<Platform, Map<string, Recording>> = holder.__openbotRecordingCalls;
-
 /** A call of `runId` is being recorded; the returned function (idempotent) says it no longer is. */
 export function beginRecording(platform: Platform, runId: string): () => void {
-  let runs = byPlatform.get(platform);
-  if (!runs) {
-    runs = new Map();
-    byPlatform.set(platform, runs);
-  }
+  const runs = platform.recordingCalls;
   const state = runs.get(runId) ?? { count: 0, idle: [] };
   runs.set(runId, state);
   state.count += 1;
@@ -42,7 +28,7 @@ export function beginRecording(platform: Platform, runId: string): () => void {
 
 /** Resolves once no call of `runId` is being recorded here (at once when none is), or after `maxMs`. */
 export function callsRecorded(platform: Platform, runId: string, maxMs = 10_000): Promise<void> {
-  const state = byPlatform.get(platform)?.get(runId);
+  const state = platform.recordingCalls.get(runId);
   if (!state) return Promise.resolve();
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, maxMs);
