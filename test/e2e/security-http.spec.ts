@@ -148,6 +148,59 @@ test.describe("cross-origin requests with the session cookie", () => {
     expect(chatId).toMatch(/^chat_/);
   });
 
+  test("codeRuns.hostAlive (a page's lease on its run) is refused from another origin, to a stranger and to a key without apps.use; the host's own page renews it", async ({
+    page,
+    request,
+  }) => {
+    await patchSettings(request, { codeMode: { enabled: true } });
+    await signIn(page);
+    const cookie = await sessionCookie(page.context());
+    const own = { "content-type": "application/json", cookie, origin: SERVER };
+    const chatId = await newChat(page);
+    const started = await request.post("/api/trpc/codeRuns.start", {
+      headers: own,
+      data: { chatId, code: "return 1" },
+    });
+    expect(started.status()).toBe(200);
+    const { runId, attempt } = (
+      (await started.json()) as { result: { data: { ticket: { runId: string; attempt: number } } } }
+    ).result.data.ticket;
+    const alive = (headers: Record<string, string>) =>
+      request.post("/api/trpc/codeRuns.hostAlive", { headers, data: { runId, attempt } });
+    const updatedAt = async () =>
+      ((await (await request.get(`/v1/code-runs/${runId}`, { headers: admin })).json()) as { updatedAt: number })
+        .updatedAt;
+    const keyFor = async (userId: string, permissions: string[]) => {
+      const key = await request.post("/v1/api-keys", { headers: admin, data: { userId, name: "lease", permissions } });
+      expect(key.status()).toBe(201);
+      return {
+        "content-type": "application/json",
+        Authorization: `Bearer ${((await key.json()) as { token: string }).token}`,
+      };
+    };
+    const me = (await (await request.get("/api/trpc/auth.me", { headers: { cookie } })).json()) as {
+      result: { data: { userId: string } };
+    };
+    const user = await request.post("/v1/users", { headers: admin, data: { name: "Lease stranger", role: "member" } });
+    const stranger = await keyFor(((await user.json()) as { id: string }).id, [
+      "apps.use",
+      "sessions.read",
+      "sessions.write",
+    ]);
+    const before = await updatedAt();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+
+    expect((await alive({ "content-type": "application/json", cookie, origin: FOREIGN })).status()).toBe(403);
+    expect((await alive(stranger)).status()).toBe(404);
+    expect((await alive(await keyFor(me.result.data.userId, ["sessions.read", "sessions.write"]))).status()).toBe(403);
+    expect(await updatedAt()).toBe(before);
+
+    const renewed = await alive(own);
+    expect(renewed.status()).toBe(200);
+    expect(((await renewed.json()) as { result: { data: unknown } }).result.data).toEqual({ alive: true });
+    expect(await updatedAt()).toBeGreaterThan(before);
+  });
+
   test("GETs with the cookie from another page are refused (some reads have effects); the app's own pages, typed URLs and API keys are not", async ({
     page,
     request,
