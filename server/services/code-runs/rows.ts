@@ -89,18 +89,44 @@ export async function loadRun(ctx: ServiceContext, runId: string): Promise<RunRo
  * Runs whose host passed `runForHost` lately, by platform, then `runId:attempt:userId:keyId:role`: a nested call
  * reads the run's fixed fields (chat, code, bindings) and the chat's ownership from here instead of two
  * statements per call. Its status and attempt are not taken from here: `decideCall` checks them in the
- * statement that records the call. Entries live HOST_CHECK_TTL_MS, so a lost right ends within that.
+ * statement that records the call. Entries live HOST_CHECK_TTL_MS, so a lost right ends within that, and
+ * each new entry first drops the expired ones at the front (entries always go in at the back, so the map is
+ * in about the order they expire). An entry holds the row itself once its check has answered, not the promise: a promise
+ * made while a request is handled carries that request's async context (Next's request store, its
+ * response), and 10,000 expired entries holding theirs kept ~300 MB of finished requests alive.
  */
 const HOST_CHECK_TTL_MS = 5_000;
-const hostChecks = new WeakMap<ServiceContext["platform"], Map<string, { run: Promise<RunRow>; until: number }>>();
 
-function checksOf(platform: ServiceContext["platform"]): Map<string, { run: Promise<RunRow>; until: number }> {
+interface HostCheck {
+  /** The check on its way, then its row. */
+  run: Promise<RunRow> | RunRow;
+  until: number;
+}
+
+const hostChecks = new WeakMap<ServiceContext["platform"], Map<string, HostCheck>>();
+
+function checksOf(platform: ServiceContext["platform"]): Map<string, HostCheck> {
   let checks = hostChecks.get(platform);
   if (!checks) {
     checks = new Map();
     hostChecks.set(platform, checks);
   }
   return checks;
+}
+
+/** Drops the expired entries at the front, then adds `entry` at the back. */
+function remember(checks: Map<string, HostCheck>, key: string, entry: HostCheck, now: number): void {
+  for (const [k, v] of checks) {
+    if (v.until > now) break;
+    checks.delete(k);
+  }
+  checks.delete(key);
+  checks.set(key, entry);
+}
+
+/** Host checks remembered now on `platform`, expired ones not yet dropped included (tests). */
+export function hostCheckCount(platform: ServiceContext["platform"]): number {
+  return checksOf(platform).size;
 }
 
 // By key too: two keys of one person may hold different permissions.
@@ -122,14 +148,18 @@ export async function runForCall(
   const now = Date.now();
   const known = checks.get(key);
   if (known && known.until > now) return { run: await known.run, principal };
-  if (checks.size > 10_000) for (const [k, v] of checks) if (v.until <= now) checks.delete(k);
   const run = runForHost(ctx, runId, attempt).then((checked) => checked.run);
-  const entry = { run, until: now + HOST_CHECK_TTL_MS };
-  checks.set(key, entry);
-  // A refused check is not remembered: the next call asks again (and gets the same refusal, or not).
-  run.catch(() => {
-    if (checks.get(key) === entry) checks.delete(key);
-  });
+  const entry: HostCheck = { run, until: now + HOST_CHECK_TTL_MS };
+  remember(checks, key, entry, now);
+  run.then(
+    (row) => {
+      entry.run = row;
+    },
+    // A refused check is not remembered: the next call asks again (and gets the same refusal, or not).
+    () => {
+      if (checks.get(key) === entry) checks.delete(key);
+    },
+  );
   return { run: await run, principal };
 }
 
@@ -141,11 +171,14 @@ export async function runForCall(
  */
 export function seedHostCheck(ctx: ServiceContext, run: RunRow, checkedAt: number): void {
   const principal = requirePermission(ctx.principal, "apps.use");
-  if (checkedAt + HOST_CHECK_TTL_MS <= Date.now()) return;
-  checksOf(ctx.platform).set(checkKey(run.id, run.attempt, principal), {
-    run: Promise.resolve(run),
-    until: checkedAt + HOST_CHECK_TTL_MS,
-  });
+  const now = Date.now();
+  if (checkedAt + HOST_CHECK_TTL_MS <= now) return;
+  remember(
+    checksOf(ctx.platform),
+    checkKey(run.id, run.attempt, principal),
+    { run, until: checkedAt + HOST_CHECK_TTL_MS },
+    now,
+  );
 }
 
 /**
