@@ -24,6 +24,7 @@ import { sql as writeRoom } from "./0023-write-room";
 import { sql as decisionRequester } from "./0024-decision-requester";
 import { sql as presenceByPerson } from "./0025-presence-by-person";
 import { sql as turnWaiting } from "./0026-turn-waiting";
+import { sql as liveIndexes } from "./0027-live-indexes";
 
 export const MIGRATIONS: readonly Migration[] = [
   { id: "0001-core", sql: core },
@@ -49,4 +50,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: "0024-decision-requester", sql: decisionRequester },
   { id: "0025-presence-by-person", sql: presenceByPerson },
   { id: "0026-turn-waiting", sql: turnWaiting },
+  { id: "0027-live-indexes", sql: liveIndexes },
 ];
