@@ -33,6 +33,11 @@ const config: NextConfig = {
   ],
   poweredByHeader: false,
   reactStrictMode: true,
+  // Prometheus scrapes `/metrics` unless told otherwise: the same route, its guard and access row
+  // (`GET /v1/metrics`, admins' keys only) answer there too.
+  async rewrites() {
+    return [{ source: "/metrics", destination: "/v1/metrics" }];
+  },
   async headers() {
     return [
       {

@@ -1,7 +1,7 @@
 /**
  * Readiness and metrics over HTTP against the built server: `GET /v1/health` (public) reports the
- * database, its pool and the run queue; `GET /v1/metrics` (Prometheus text) answers admins' keys only: a
- * stranger gets 401 and a member's key 403, before anything is read.
+ * database, its pool and the run queue; `GET /v1/metrics` (Prometheus text; also at `/metrics`) answers
+ * admins' keys only: a stranger gets 401 and a member's key 403, before anything is read.
  */
 import { expect, test } from "@playwright/test";
 import { admin } from "./helpers";
@@ -44,6 +44,13 @@ test("metrics: an admin's key reads the Prometheus text; a stranger and a member
   ])
     expect(text).toContain(`# TYPE ${name} `);
   expect(text).toContain('openbot_server_runs{state="queued"}');
+
+  // At Prometheus's default path too, with the same guard: a stranger and a member are refused there.
+  expect((await request.get("/metrics")).status()).toBe(401);
+  expect((await request.get("/metrics", { headers: { Authorization: `Bearer ${token}` } })).status()).toBe(403);
+  const plain = await request.get("/metrics", { headers: admin });
+  expect(plain.status()).toBe(200);
+  expect(await plain.text()).toContain("# TYPE openbot_code_runs ");
 
   // Well-formed text format: every sample is `name{labels} value` under its family's TYPE, and what counts
   // since start is a counter (`_total`) that does not go down between two scrapes.
