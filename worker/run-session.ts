@@ -25,6 +25,7 @@ import type {
   RunInput,
   RunOutcome,
 } from "../contracts/engine";
+import { withBindingHint } from "./binding-hint";
 import { CANONICAL_MAX_DEPTH, canonicalJson, truncateUtf8, utf8Length } from "./canonical-json";
 import {
   BRIDGE,
@@ -494,7 +495,7 @@ export class RunSession {
     if (this.memoryObserved()) {
       return { status: "failed", reason: "Memory", message: this.memoryMessage() };
     }
-    return { status: "failed", reason: "Error", message: text };
+    return { status: "failed", reason: "Error", message: withBindingHint(text, this.input.code, this.input.bindings) };
   }
 
   /**

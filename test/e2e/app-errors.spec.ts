@@ -148,3 +148,14 @@ throw new Error("${PROGRAM_TEXT}: " + seen)`);
   expect(log).not.toContain("The App refused");
   expect(log).not.toContain("no such customer 17");
 });
+
+test("a misspelled tool or App: the run fails naming it and the binding meant", async () => {
+  const tool = (await run(`return await apps.trouble.needs_titel({ title: "x" })`)).record;
+  expect(tool.status).toBe("Failed");
+  expect(tool.result.message).toContain(
+    "(apps.trouble.needs_titel is not a tool of trouble; did you mean apps.trouble.needs_title?)",
+  );
+  const app = (await run(`return await apps.troubel.needs_title({ title: "x" })`)).record;
+  expect(app.status).toBe("Failed");
+  expect(app.result.message).toContain("(apps.troubel is not an App this run can call; did you mean apps.trouble?)");
+});
