@@ -31,18 +31,27 @@ export function withBindingHint(message: string, code: string, bindings: readonl
   return message;
 }
 
-/** The closest of `names` to `name` by edit distance, if within a third of its length (at least 2). */
+/**
+ * The closest of `names` to `name` by edit distance, if within a third of its length (at least 2); else one
+ * that contains it or is contained in it (`work_email` for `email`), the shortest difference first.
+ */
 function nearest(name: string, names: readonly string[]): string | undefined {
+  const wanted = name.toLowerCase();
   let best: string | undefined;
   let bestDistance = Math.max(2, Math.floor(name.length / 3)) + 1;
   for (const candidate of names) {
-    const d = distance(name.toLowerCase(), candidate.toLowerCase());
+    const d = distance(wanted, candidate.toLowerCase());
     if (d < bestDistance) {
       best = candidate;
       bestDistance = d;
     }
   }
-  return best;
+  if (best !== undefined) return best;
+  const overlapping = names.filter((candidate) => {
+    const c = candidate.toLowerCase();
+    return Math.min(c.length, wanted.length) >= 3 && (c.includes(wanted) || wanted.includes(c));
+  });
+  return overlapping.sort((a, b) => Math.abs(a.length - name.length) - Math.abs(b.length - name.length))[0];
 }
 
 /** Levenshtein distance. */

@@ -43,5 +43,9 @@ describe("a binding the run does not have", () => {
       "TypeError: not a function (apps.notes.zzzzzzzz is not a tool of notes)",
     );
     expect(withBindingHint("TypeError: x", "apps.call('a.b'); apps.$search('q')", bindings)).toBe("TypeError: x");
+    // Farther than a few edits, but one name holds the other: that one is offered.
+    expect(withBindingHint("TypeError: x", "apps.calendar.list_events()", bindings)).toBe(
+      "TypeError: x (apps.calendar is not an App this run can call; did you mean apps.work_calendar?)",
+    );
   });
 });
