@@ -62,3 +62,37 @@ export async function makePerson(
 }
 
 export { CALENDAR_PROGRAM } from "@/contracts/example-programs.mjs";
+
+/**
+ * A run its page hosts, with its first call (a calendar read) made, so that attempt's host check is
+ * remembered (code-runs/rows.ts runForCall).
+ */
+export async function pageRunWithOneCall(caller: ReturnType<TestPlatform["caller"]>, title: string) {
+  const chat = await caller.chats.create({ title });
+  const { ticket } = await caller.codeRuns.start({ chatId: chat.id, code: "return 1" });
+  if (!ticket) throw new Error("the run was not handed to the page");
+  const { runId, attempt } = ticket;
+  const call = { runId, attempt, index: 0, binding: "work_calendar.list_events", argsJson: '{"day":"2026-10-23"}' };
+  const answer = await caller.codeRuns.appCall(call);
+  if (answer.type !== "ok") throw new Error(`the first call answered ${JSON.stringify(answer)}`);
+  return { runId, attempt, call };
+}
+
+/** The statements `fn` sends through `db`, with their parameters, in order. */
+export async function statementsSent(
+  db: Platform["db"],
+  fn: () => Promise<unknown>,
+): Promise<{ sql: string; params: unknown[] }[]> {
+  const original = db.query.bind(db);
+  const seen: { sql: string; params: unknown[] }[] = [];
+  db.query = ((sql: string, params: unknown[] = []) => {
+    seen.push({ sql, params });
+    return original(sql, params);
+  }) as typeof db.query;
+  try {
+    await fn();
+  } finally {
+    db.query = original;
+  }
+  return seen;
+}

@@ -9,7 +9,7 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { hostCheckCount } from "@/server/services/code-runs/rows";
-import { startTestPlatform, type TestPlatform } from "../helpers/platform";
+import { pageRunWithOneCall, startTestPlatform, type TestPlatform } from "../helpers/platform";
 
 setFlagsFromString("--expose-gc");
 const gc = runInNewContext("gc") as () => void;
@@ -24,15 +24,7 @@ afterEach(() => {
 });
 
 /** A run its page hosts, with its first call made: that attempt's host check is remembered. */
-async function runWithOneCall(title: string) {
-  const caller = t.caller(t.admin);
-  const chat = await caller.chats.create({ title });
-  const { ticket } = await caller.codeRuns.start({ chatId: chat.id, code: "return 1" });
-  const { runId, attempt } = ticket!;
-  const call = { runId, attempt, index: 0, binding: "work_calendar.list_events", argsJson: '{"day":"2026-10-23"}' };
-  expect(await caller.codeRuns.appCall(call)).toMatchObject({ type: "ok" });
-  return { caller, call };
-}
+const runWithOneCall = (title: string) => pageRunWithOneCall(t.caller(t.admin), title);
 
 describe("host checks", () => {
   it("are dropped once expired, as new ones come", async () => {

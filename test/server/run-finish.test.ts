@@ -7,7 +7,13 @@
  */
 import type { TRPCError } from "@trpc/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makePerson, startTestPlatform, type TestPlatform } from "../helpers/platform";
+import {
+  makePerson,
+  pageRunWithOneCall,
+  startTestPlatform,
+  statementsSent,
+  type TestPlatform,
+} from "../helpers/platform";
 
 let t: TestPlatform;
 beforeAll(async () => {
@@ -15,22 +21,13 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-/** The statements `fn` sends, as their texts with whitespace folded. */
+/** The statements `fn` sends (and what it leaves to settle), as their texts with whitespace folded. */
 async function statementsOf(fn: () => Promise<unknown>): Promise<string[]> {
-  const db = t.platform.db;
-  const original = db.query.bind(db);
-  const seen: string[] = [];
-  db.query = ((sql: string, params?: unknown[]) => {
-    seen.push(sql.replace(/\s+/g, " ").trim());
-    return original(sql, params);
-  }) as typeof db.query;
-  try {
+  const sent = await statementsSent(t.platform.db, async () => {
     await fn();
     await t.platform.settled();
-  } finally {
-    db.query = original;
-  }
-  return seen;
+  });
+  return sent.map(({ sql }) => sql.replace(/\s+/g, " ").trim());
 }
 
 const settledEvents = (runId: string) => {
@@ -41,16 +38,6 @@ const settledEvents = (runId: string) => {
   t.platform.events.on("run-settled", listener);
   return { seen, stop: () => t.platform.events.off("run-settled", listener) };
 };
-
-/** A run its page hosts, with one call of its first attempt made (so that attempt's host check is remembered). */
-async function pageRunWithOneCall(caller: ReturnType<TestPlatform["caller"]>, title: string) {
-  const chat = await caller.chats.create({ title });
-  const { ticket } = await caller.codeRuns.start({ chatId: chat.id, code: "return 1" });
-  const { runId, attempt } = ticket!;
-  const call = { runId, attempt, index: 0, binding: "work_calendar.list_events", argsJson: '{"day":"2026-10-23"}' };
-  expect(await caller.codeRuns.appCall(call)).toMatchObject({ type: "ok" });
-  return { runId, attempt };
-}
 
 describe("a completed attempt", () => {
   it("on the server: the end reads neither the run nor its chat again, and looks for no task when none is out", async () => {

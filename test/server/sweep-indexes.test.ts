@@ -6,30 +6,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sweepRuns } from "@/server/services/code-runs/sweep";
-import { startTestPlatform, type TestPlatform } from "../helpers/platform";
+import { startTestPlatform, statementsSent, type TestPlatform } from "../helpers/platform";
 
 let t: TestPlatform;
 beforeAll(async () => {
   t = await startTestPlatform({ codeMode: true });
 });
 afterAll(() => t?.close());
-
-/** The statements `fn` sends with their parameters. */
-async function statementsOf(fn: () => Promise<unknown>): Promise<{ sql: string; params: unknown[] }[]> {
-  const db = t.platform.db;
-  const original = db.query.bind(db);
-  const seen: { sql: string; params: unknown[] }[] = [];
-  db.query = ((sql: string, params: unknown[] = []) => {
-    seen.push({ sql, params });
-    return original(sql, params);
-  }) as typeof db.query;
-  try {
-    await fn();
-  } finally {
-    db.query = original;
-  }
-  return seen;
-}
 
 describe("the sweep", () => {
   it("reads runs and App operations through indexes, never a whole table", async () => {
@@ -39,7 +22,7 @@ describe("the sweep", () => {
       chatId: chat.id,
       code: `return (await apps.work_calendar.list_events({ day: "2026-10-23" })).structuredContent.events.length`,
     });
-    const sent = await statementsOf(() => sweepRuns(t.platform));
+    const sent = await statementsSent(t.platform.db, () => sweepRuns(t.platform));
     const scanned = sent.filter((s) => /\b(code_runs|app_operations)\b/.test(s.sql));
     expect(scanned.length).toBeGreaterThanOrEqual(6);
     for (const { sql, params } of scanned) {

@@ -91,9 +91,9 @@ export async function loadRun(ctx: ServiceContext, runId: string): Promise<RunRo
  * statements per call. Its status and attempt are not taken from here: `decideCall` checks them in the
  * statement that records the call. Entries live HOST_CHECK_TTL_MS, so a lost right ends within that, and
  * each new entry first drops the expired ones at the front (entries always go in at the back, so the map is
- * in about the order they expire). An entry holds the row itself once its check has answered, not the promise: a promise
- * made while a request is handled carries that request's async context (Next's request store, its
- * response), and 10,000 expired entries holding theirs kept ~300 MB of finished requests alive.
+ * in about the order they expire). An entry holds the row itself once its check has answered, not the
+ * promise: a promise made while a request is handled carries that request's async context (Next's request
+ * store, its response), and 10,000 expired entries holding theirs kept ~300 MB of finished requests alive.
  */
 const HOST_CHECK_TTL_MS = 5_000;
 
