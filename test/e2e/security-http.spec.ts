@@ -221,6 +221,12 @@ test.describe("cross-origin requests with the session cookie", () => {
     expect((await get({ cookie, "sec-fetch-site": "same-origin" })).status()).toBe(200);
     expect((await get({ cookie, "sec-fetch-site": "none" })).status()).toBe(200);
     expect((await get({ ...admin, "sec-fetch-site": "cross-site" })).status()).toBe(200);
+    // Metrics too, at both of their paths (`/metrics` is a rewrite to `/v1/metrics`).
+    for (const url of ["/v1/metrics", "/metrics"])
+      for (const site of ["same-site", "cross-site"])
+        expect(
+          `${url} ${site}: ${(await request.get(url, { headers: { cookie, "sec-fetch-site": site } })).status()}`,
+        ).toBe(`${url} ${site}: 403`);
     // The page itself reads its chats with GETs.
     await page.goto("/");
     const chatId = await newChat(page);
