@@ -128,6 +128,16 @@ describe("shared sign-in (an admin signs in once)", () => {
     expect(server.log.tokens.slice(before)).toEqual([{ grant: "refresh_token", resource: server.url, user: "alice" }]);
   });
 
+  it("calls that meet the rejected token together share one refresh (the refresh token is good once)", async () => {
+    const before = server.log.tokens.length;
+    server.expireTokens();
+    const results = await Promise.all(
+      Array.from({ length: 3 }, () => apps.call(entryOf(apps, "notes_oauth.whoami"), {})),
+    );
+    expect(results.map((r) => r.structuredContent)).toEqual(Array.from({ length: 3 }, () => ({ user: "alice" })));
+    expect(server.log.tokens.slice(before)).toEqual([{ grant: "refresh_token", resource: server.url, user: "alice" }]);
+  });
+
   it("survives a restart (the sign-in is read back and decrypted)", async () => {
     await apps.close();
     apps = await startRegistry();

@@ -19,9 +19,11 @@ const MAX_ATTEMPTS = 3;
 
 export function authorizedFetch(session: OAuthSession, signIn: SignIn | null, base: FetchLike = fetch): FetchLike {
   return async (input, init) => {
+    let sent: string | undefined;
     const send = async () => {
       const headers = new Headers(init?.headers);
       const token = await session.accessToken();
+      sent = token;
       if (token) headers.set("Authorization", `Bearer ${token}`);
       return base(input, { ...init, headers });
     };
@@ -33,7 +35,7 @@ export function authorizedFetch(session: OAuthSession, signIn: SignIn | null, ba
       await response.body?.cancel().catch(() => undefined);
       if (!signIn) {
         if (stepUp) throw new OAuthFlowError("auth_required", "This App needs more permission: sign in again.");
-        await session.refresh(challenge);
+        await session.refresh(challenge, sent);
       } else {
         const outcome = await session.authorize(challenge, { stepUp });
         if (outcome !== "AUTHORIZED") await session.complete(await signIn(outcome));

@@ -71,6 +71,8 @@ export class OAuthSession {
   private redirect?: URL;
   private readonly fetchFn: FetchLike;
   private readonly now: () => number;
+  /** The refresh on its way (refreshOnce). */
+  private refreshing?: Promise<"AUTHORIZED" | "REDIRECT">;
 
   constructor(private readonly options: OAuthSessionOptions) {
     this.fetchFn = options.fetch ?? fetch;
@@ -84,7 +86,7 @@ export class OAuthSession {
     if (!tokens) return undefined;
     if (tokens.expires_at !== undefined && tokens.expires_at - EXPIRY_MARGIN_MS <= this.now()) {
       if (!tokens.refresh_token) return undefined;
-      const outcome = await this.run({ scope: tokens.scope }, { refreshOnly: true });
+      const outcome = await this.refreshOnce(() => this.run({ scope: tokens.scope }, { refreshOnly: true }));
       return outcome === "AUTHORIZED" ? (await this.load()).tokens?.access_token : undefined;
     }
     return tokens.access_token;
@@ -101,19 +103,38 @@ export class OAuthSession {
 
   /**
    * A 401 with nobody at hand to sign in: a kept refresh token is exchanged for a new access token;
-   * without one (or when the refresh is refused) this fails with `auth_required`.
+   * without one (or when the refresh is refused) this fails with `auth_required`. `rejected`: the access
+   * token the 401 answered; when the session holds another one by now (a request beside it refreshed),
+   * nothing is exchanged and the request is simply sent again with it.
    */
-  async refresh(challenge: Challenge = {}): Promise<void> {
+  async refresh(challenge: Challenge = {}, rejected?: string): Promise<void> {
+    if (this.refreshing) {
+      await this.refreshing;
+      return;
+    }
     const c = await this.load();
+    if (rejected !== undefined && c.tokens?.access_token !== undefined && c.tokens.access_token !== rejected) return;
     if (!c.tokens?.refresh_token) {
       if (c.tokens) await this.save({ ...c, tokens: undefined });
       throw new OAuthFlowError("auth_required", "Sign in to this App first.");
     }
+    const scope = c.tokens.scope;
     await this.discover(challenge.resourceMetadataUrl);
-    await this.run(
-      { scope: c.tokens.scope, resourceMetadataUrl: challenge.resourceMetadataUrl },
-      { refreshOnly: true },
+    await this.refreshOnce(() =>
+      this.run({ scope, resourceMetadataUrl: challenge.resourceMetadataUrl }, { refreshOnly: true }),
     );
+  }
+
+  /**
+   * One refresh at a time per session: requests that meet an expired or rejected token together share it.
+   * A refresh token is good for one exchange (servers rotate it), so a second exchange of the same one is
+   * refused and would end the sign-in (`auth_required`) for a request that only came at the wrong moment.
+   */
+  private refreshOnce(exchange: () => Promise<"AUTHORIZED" | "REDIRECT">): Promise<"AUTHORIZED" | "REDIRECT"> {
+    this.refreshing ??= exchange().finally(() => {
+      this.refreshing = undefined;
+    });
+    return this.refreshing;
   }
 
   /**
