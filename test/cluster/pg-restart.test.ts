@@ -75,7 +75,14 @@ return "sent"`;
 
     const runIds = new Set<string>();
     for (const a of answers) {
-      expect(a.status, `a POST answered ${a.status} ${a.text}`).not.toBe(500);
+      // A bare 500 names its error id; the instances' log lines of that id say which error it was.
+      const errorId = /err_[0-9a-f-]+/.exec(a.text)?.[0];
+      const logged = errorId
+        ? Object.values(cluster.instances)
+            .flatMap((i) => i!.log().split("\n"))
+            .filter((line) => line.includes(errorId))
+        : [];
+      expect(a.status, `a POST answered ${a.status} ${a.text}\n${logged.join("\n")}`).not.toBe(500);
       const body = JSON.parse(a.text) as {
         id?: string;
         error?: { code: string; message: string; details?: { runId?: string } };
