@@ -51,15 +51,22 @@ export interface PoolState {
 /**
  * Whether an error means the database could not be reached or went away (a restart, a lost connection),
  * by its shape: SQLSTATE class 08 (connection), 57 (operator intervention: shutdown, cannot connect now),
- * 53 (resources), a socket error, or node-postgres' own "Connection terminated".
+ * 53 (resources), a socket error, or node-postgres' own words for a connection it lost or could not make:
+ * "Connection terminated…", "…is not queryable" (a client whose connection failed mid-transaction), the
+ * pool's "timeout exceeded when trying to connect". Only the error itself is looked at, not its `cause`:
+ * an App's failed fetch carries a socket error as its cause, and that is not the database.
  */
 export function isStorageUnavailable(error: unknown): boolean {
   if (typeof error !== "object" || error === null) return false;
   const { code, message } = error as { code?: unknown; message?: unknown };
   if (typeof code === "string" && /^(08|57|53)[0-9A-Z]{3}$/.test(code)) return true;
-  if (typeof code === "string" && /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|ENOTFOUND)$/.test(code)) return true;
-  return typeof message === "string" && /Connection terminated|connection (is )?(closed|ended)/i.test(message);
+  if (typeof code === "string" && /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|ENOTFOUND|EHOSTUNREACH)$/.test(code))
+    return true;
+  return typeof message === "string" && CONNECTION_LOST.test(message);
 }
+
+const CONNECTION_LOST =
+  /Connection terminated|connection (is )?(closed|ended)|encountered a connection error and is not queryable|Client was closed and is not queryable|timeout exceeded when trying to connect/i;
 
 export interface OpenDbOptions {
   /** postgres://… — when set, Postgres is used and `dataDir` is ignored. */
@@ -172,6 +179,12 @@ async function openPostgres(url: string): Promise<Db> {
     query: over(pool, true),
     async transaction(fn) {
       const client = await pool.connect();
+      // A connection the server ends while this transaction holds it (a restart, an admin's terminate)
+      // between two statements is an `error` event on the client, which the pool listens to only while
+      // the client is idle: without this listener it would be an uncaught exception. The next statement
+      // then fails ("…not queryable": storage unavailable) and the pool drops the client on release.
+      const lost = (error: Error & { code?: string }) => logEvent("db_connection_lost", { code: error.code ?? null });
+      client.on("error", lost);
       counts.transactions += 1;
       counts.roundTrips += 2;
       try {
@@ -198,6 +211,7 @@ async function openPostgres(url: string): Promise<Db> {
         await client.query("rollback").catch(() => undefined);
         throw error;
       } finally {
+        client.off("error", lost);
         client.release();
       }
     },

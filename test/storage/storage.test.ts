@@ -4,7 +4,7 @@
  * encrypted — a marker used in all three is not in the database.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openDb } from "@/server/db/client";
+import { isStorageUnavailable, openDb } from "@/server/db/client";
 import { migrate } from "@/server/db/migrate";
 import { MIGRATIONS } from "@/server/db/migrations";
 import { readSettings, writeSettings } from "@/server/services/settings";
@@ -30,6 +30,35 @@ describe.runIf(postgres)("Postgres connections", () => {
       await new Promise((resolve) => setTimeout(resolve, 200));
       expect(await db.query<{ n: number }>("select 1 as n")).toEqual([{ n: 1 }]);
     } finally {
+      await db.close();
+      await fresh.drop();
+    }
+  });
+});
+
+describe.runIf(postgres)("Postgres connections lost mid-transaction", () => {
+  it("the statement after the server ended the connection fails as storage unavailable (503), not as a bug", async () => {
+    const fresh = await postgres!.fresh();
+    const db = await fresh.open();
+    const admin = await openDb({ url: process.env.OPENBOT_TEST_DATABASE_URL });
+    try {
+      const failure = await db
+        .transaction(async (tx) => {
+          const [row] = await tx.query<{ pid: number }>("select pg_backend_pid() as pid");
+          await admin.query("select pg_terminate_backend($1)", [row!.pid]);
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          await tx.query("select 1");
+        })
+        .then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+      // node-postgres: "Client has encountered a connection error and is not queryable" (or a 57P01 first).
+      expect(failure, "the transaction failed").toBeDefined();
+      expect(isStorageUnavailable(failure), String(failure)).toBe(true);
+      expect(await db.query<{ n: number }>("select 1 as n")).toEqual([{ n: 1 }]);
+    } finally {
+      await admin.close();
       await db.close();
       await fresh.drop();
     }
