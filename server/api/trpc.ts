@@ -11,7 +11,7 @@ import { clientAddress, servedOverHttps } from "../http/origin";
 import { toPublicError } from "../http/public-error";
 import type { Platform } from "../platform";
 import { authenticate, type Principal, readCookie, SESSION_COOKIE } from "../services/auth";
-import { type AppErrorCode, invalidInput, isAppError } from "../services/errors";
+import { AppError, type AppErrorCode, invalidInput, isAppError } from "../services/errors";
 import { checkProcedureAccess } from "./access";
 
 export interface Context {
@@ -108,7 +108,9 @@ const domainErrors = t.middleware(async ({ next, path }) => {
       cause: new InternalFailure(failure.message, failure.errorId),
     });
   }
-  throw new TRPCError({ code: TRPC_CODES[failure.code], message: failure.message, cause });
+  // A database that could not be reached (UNAVAILABLE) carries its error id as a domain error's details.
+  const domain = isAppError(cause) ? cause : new AppError(failure.code, failure.message, failure.details);
+  throw new TRPCError({ code: TRPC_CODES[failure.code], message: failure.message, cause: domain });
 });
 
 /** Every procedure first passes its row of the access table (server/api/access.ts). */

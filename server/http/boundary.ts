@@ -6,10 +6,14 @@
  * elsewhere cannot act with a signed-in person's cookie (Bearer requests are exempt: a browser never adds
  * that header on its own); an unauthenticated request gets no body read beyond a small bound (only
  * sign-in is open to it); a body must be JSON; and it is read as a stream up to `OPENBOT_MAX_BODY_BYTES`.
- * Refusals are returned as data (code + message) for each adapter to shape.
+ * Refusals are returned as data (code + message) for each adapter to shape. A database that cannot be
+ * reached while the caller is looked up is a refusal too (503, nothing was done: send it again), never a
+ * bare 500 a client cannot tell from a bug.
  */
 import "server-only";
 import { type Context, createContextFromRequest } from "../api/trpc";
+import { isStorageUnavailable } from "../db/client";
+import { logFailure } from "../log";
 import { readCookie, SESSION_COOKIE } from "../services/auth";
 import type { AppErrorCode } from "../services/errors";
 import { ownOrigin } from "./origin";
@@ -22,6 +26,7 @@ const UNSAFE = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 export interface Refusal {
   code: AppErrorCode;
   message: string;
+  details?: Record<string, unknown>;
 }
 
 export type Admission = { ok: true; ctx: Context; body: string | undefined } | { ok: false; refusal: Refusal };
@@ -38,7 +43,21 @@ export interface AdmitOptions {
 
 /** Authenticates, checks origin, media type and size, and reads the body of an unsafe request. */
 export async function admit(req: Request, options: AdmitOptions): Promise<Admission> {
-  const ctx = await createContextFromRequest(req);
+  let ctx: Context;
+  try {
+    ctx = await createContextFromRequest(req);
+  } catch (error) {
+    if (!isStorageUnavailable(error)) throw error;
+    const errorId = logFailure("admit_unavailable", error, { method: req.method, url: new URL(req.url).pathname });
+    return {
+      ok: false,
+      refusal: {
+        code: "UNAVAILABLE",
+        message: `The database is unavailable right now, so the request was not carried out (${errorId}); send it again.`,
+        details: { errorId, retryable: true },
+      },
+    };
+  }
   if (!UNSAFE.has(req.method)) {
     const site = options.crossSite ? null : checkFetchSite(req);
     return site ? { ok: false, refusal: site } : { ok: true, ctx, body: undefined };

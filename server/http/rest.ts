@@ -30,7 +30,8 @@ export function rest<P extends Params = Record<string, string>>(
     try {
       const params = ((await route.params) ?? {}) as P;
       const admission = await admit(req, { anonymousAllowed: false });
-      if (!admission.ok) throw new AppError(admission.refusal.code, admission.refusal.message);
+      if (!admission.ok)
+        throw new AppError(admission.refusal.code, admission.refusal.message, admission.refusal.details);
       const { ctx } = admission;
       let body: unknown;
       if (admission.body?.trim()) {

@@ -4,7 +4,9 @@
  * restart of Postgres (the command in OPENBOT_TEST_PG_RESTART; .ci/run sets it) while they run. Every
  * POST answers a run (2xx) or a 503 naming the run or saying none was made; every run ends (Completed,
  * Failed with a reason, or waiting for a person on a write whose outcome is Unknown); no email is sent twice and none is missing for a Completed run; no instance
- * logs an uncaught exception. Runs in its own vitest invocation: nothing else may use Postgres meanwhile.
+ * logs an uncaught exception. Then, with Postgres stopped (OPENBOT_TEST_PG_STOP / _START), REST and tRPC
+ * requests answer 503 saying what was not done, and the instances serve again once it is back.
+ * Runs in its own vitest invocation: nothing else may use Postgres meanwhile.
  */
 import { execSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -15,6 +17,10 @@ const restart = process.env.OPENBOT_TEST_PG_RESTART;
 const why =
   skipReason || (!restart ? "OPENBOT_TEST_PG_RESTART (a command that restarts the test Postgres) is not set" : "");
 if (why) console.warn(`Postgres restart test skipped: ${why}`);
+const stop = process.env.OPENBOT_TEST_PG_STOP;
+const start = process.env.OPENBOT_TEST_PG_START;
+const whyNotDown = why || (!stop || !start ? "OPENBOT_TEST_PG_STOP and OPENBOT_TEST_PG_START are not set" : "");
+if (whyNotDown && !why) console.warn(`Postgres outage test skipped: ${whyNotDown}`);
 
 const RUNS = 20;
 const EMAILS = 3;
@@ -94,7 +100,7 @@ return "sent"`;
         expect(a.status, a.text).toBe(503);
         const runId = body.error?.details?.runId;
         if (runId) runIds.add(runId);
-        else expect(body.error?.message, a.text).toMatch(/no run was (made|started)/i);
+        else expect(body.error?.message, a.text).toMatch(/no run was (made|started)|request was not carried out/i);
       }
     }
 
@@ -169,4 +175,70 @@ return "sent"`;
       expect(log).not.toMatch(/uncaught|unhandled/i);
     }
   }, 300_000);
+
+  it.skipIf(!!whyNotDown)(
+    "while Postgres is down every request answers 503 saying so, and all serve again once it is back",
+    async () => {
+      const chat = (await cluster.api<{ id: string }>("a", "POST", "/v1/chats", {})).id;
+      const send = async (where: "a" | "b", method: string, route: string, body?: unknown) => {
+        const r = await fetch(`${cluster.at(where)}${route}`, {
+          method,
+          headers: cluster.auth,
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+        return { status: r.status, text: await r.text() };
+      };
+      const requests = (where: "a" | "b") =>
+        (
+          [
+            ["POST", `/v1/chats/${chat}/code-runs`, { code: "return 6 * 7" }],
+            ["POST", "/v1/chats", {}],
+            ["GET", "/v1/chats"],
+            ["GET", `/v1/chats/${chat}/code-runs`],
+            ["GET", "/api/trpc/chats.list"],
+            ["POST", "/api/trpc/chats.create", {}],
+          ] as [string, string, unknown?][]
+        ).map(([method, route, body]) =>
+          send(where, method, route, body).then((a) => ({ where, method, route, ...a })),
+        );
+
+      execSync(stop!, { stdio: "inherit", timeout: 60_000 });
+      try {
+        const answers = await Promise.all([...requests("a"), ...requests("b")]);
+        for (const a of answers) {
+          const what = `${a.where}: ${a.method} ${a.route} answered ${a.status} ${a.text}`;
+          expect(a.status, what).toBe(503);
+          // REST and tRPC alike answer `{ error: { message, … } }`.
+          const message = (JSON.parse(a.text) as { error: { message: string } }).error.message;
+          expect(message, what).toMatch(/database is unavailable right now.*err_[0-9a-f-]+/);
+          if (a.route.endsWith("/code-runs") && a.method === "POST")
+            expect(message, what).toMatch(/no run was made|request was not carried out/);
+        }
+      } finally {
+        execSync(start!, { stdio: "inherit", timeout: 60_000 });
+        await cluster.reconnectDb();
+      }
+      // Back: both instances serve again without a restart of their own, and the run nobody made is not there.
+      expect(
+        (await cluster.db().query("select count(*)::int as n from code_runs where chat_id = $1", [chat])).rows[0].n,
+      ).toBe(0);
+      for (const where of ["a", "b"] as const) {
+        const answered = await until(
+          `${where} serving again`,
+          async () => {
+            const a = await send(where, "POST", `/v1/chats/${chat}/code-runs`, { code: "return 6 * 7" });
+            return a.status === 200 ? a : undefined;
+          },
+          30_000,
+        );
+        expect(JSON.parse(answered.text)).toMatchObject({
+          status: "Completed",
+          result: { _tag: "Completed", value: 42 },
+        });
+      }
+      for (const instance of Object.values(cluster.instances))
+        expect(instance!.log()).not.toMatch(/uncaught|unhandled/i);
+    },
+    120_000,
+  );
 });
