@@ -272,5 +272,7 @@ return "survived"`,
       return left.rows.length === 0;
     });
     expect(elapsed, `finished ${elapsed} ms after the kill`).toBeLessThan(30_000 + 10_000);
-  });
+    // Room for the bounds asserted above (takeover 30 s, finish 40 s after the kill) on a slow machine: with
+    // the default 30 s, a slow takeover was cut off before its figure could be reported.
+  }, 120_000);
 });
