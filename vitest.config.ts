@@ -12,6 +12,7 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     exclude: ["test/e2e/**", "node_modules/**"],
     environment: "node",
+    globalSetup: ["test/global-setup.ts"],
     env: { OPENBOT_LOG: process.env.OPENBOT_LOG ?? "silent" },
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -5,6 +5,7 @@
  */
 import "server-only";
 import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
 import { logEvent } from "../log";
 import { checkChannel, joinChannel, PLAN_CHANGED } from "./pglite-protocol";
 import { openPgliteThread } from "./pglite-remote";
@@ -77,7 +78,10 @@ export interface OpenDbOptions {
 
 export async function openDb(options: OpenDbOptions): Promise<Db> {
   if (options.url) return openPostgres(options.url);
-  return openPgliteThread(options.dataDir);
+  // An in-memory database (only tests make them) starts from the dump the test setup made, when there is one.
+  const template = process.env.OPENBOT_TEST_PGLITE_TEMPLATE;
+  const usable = !options.dataDir && template && existsSync(template) ? template : undefined;
+  return openPgliteThread(options.dataDir, undefined, usable);
 }
 
 const POOL_MAX = 10;

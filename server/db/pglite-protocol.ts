@@ -33,6 +33,8 @@ export type DbReply =
 /** What the thread is started with (an object: Turbopack drops a primitive `workerData`). */
 export interface DbThreadData {
   dataDir: string | null;
+  /** For an in-memory database: a dump of a freshly made one (PGlite's dumpDataDir) to start from. */
+  template: string | null;
 }
 
 export function toWireError(error: unknown): WireError {

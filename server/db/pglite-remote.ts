@@ -47,6 +47,7 @@ const threadGone = (why: string): Error =>
 export async function openPgliteThread(
   dataDir: string | undefined,
   scriptPath: string = PGLITE_THREAD_PATH,
+  template: string | undefined = undefined,
 ): Promise<Db> {
   if (!existsSync(scriptPath)) {
     throw new Error(
@@ -56,7 +57,7 @@ export async function openPgliteThread(
   // Built apart by esbuild: the bundler must not try to follow this worker (it is not its module).
   const WorkerThread = Worker;
   const worker = new WorkerThread(/* turbopackIgnore: true */ scriptPath, {
-    workerData: { dataDir: dataDir ?? null } satisfies DbThreadData,
+    workerData: { dataDir: dataDir ?? null, template: dataDir ? null : (template ?? null) } satisfies DbThreadData,
   });
   worker.unref();
   const pending = new Map<number, Pending>();

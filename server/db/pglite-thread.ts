@@ -153,8 +153,8 @@ function deliver(tx: number, message: TxMessage) {
   inbox.wake?.();
 }
 
-const { dataDir } = workerData as DbThreadData;
-openPgliteLocal(dataDir).then(
+const { dataDir, template } = workerData as DbThreadData;
+openPgliteLocal(dataDir, template).then(
   (db) => {
     port.on("message", (batch: DbRequest[]) => {
       for (const request of batch) handle(db, request);
