@@ -321,7 +321,14 @@ function start(code) {
     let value, s;
     try { value = await apply(fn, undefined, []); } catch (e) { return "E" + lazy("inspect").describe(e, false); }
     try { s = JSONStringify(value); } catch (e) { return "E" + lazy("inspect").describe(e, false); }
-    if (s === undefined) s = "null";
+    if (s === undefined) {
+      // No value (undefined) is null; a function or symbol is a mistake worth naming (a binding returned uncalled).
+      const t = typeof value;
+      if (t === "function" || t === "symbol") {
+        return "E" + lazy("inspect").describe(new TypeErrorCtor("the program returned a " + t + ", which is not JSON-compatible" + (t === "function" ? " (a function that was never called?)" : "")), false);
+      }
+      s = "null";
+    }
     if (s.length > config.valueMax) return "T" + s.length;
     return "V" + s;
   })();

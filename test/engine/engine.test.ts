@@ -170,6 +170,20 @@ describe("program semantics", () => {
     expect(await run(`return 1n`)).toMatchObject({ reason: "Error", message: expect.stringContaining("TypeError") });
     expect(await run(`const a = {}; a.a = a; return a`)).toMatchObject({ reason: "Error" });
     expect(await run(`return undefined`)).toMatchObject({ status: "completed", valueJson: "null" });
+    expect(await run(`return`)).toMatchObject({ status: "completed", valueJson: "null" });
+    // A binding returned uncalled is named, not turned into null.
+    expect(await run(`return apps.work_calendar.list_events`)).toMatchObject({
+      reason: "Error",
+      message: expect.stringMatching(
+        /TypeError: the program returned a function, which is not JSON-compatible \(a function that was never called\?\)/,
+      ),
+    });
+    expect(await run(`return Symbol("x")`)).toMatchObject({
+      reason: "Error",
+      message: expect.stringContaining("the program returned a symbol"),
+    });
+    // Inside data, JSON's own rule holds: a function-valued key is left out.
+    expect(await run(`return { a: 1, f() {} }`)).toMatchObject({ status: "completed", valueJson: '{"a":1}' });
   });
 });
 
