@@ -6,6 +6,7 @@ import { execFileSync } from "node:child_process";
 import path from "node:path";
 import type { CallOutcome, CallRequest, EngineLimits, HostCallAnswer, RunInput } from "@/contracts/engine";
 import { type Engine, type EngineHost, loadEngine } from "@/worker/engine";
+import { threadCpuClock } from "@/worker/thread-clock";
 
 export const LIMITS: EngineLimits = { timeoutMs: 2000, memoryMb: 32, outputBytes: 65536, maxPendingCalls: 16 };
 export const TIME = Date.UTC(2026, 9, 23, 9, 30);
@@ -51,10 +52,18 @@ export function calendarOutcome(req: CallRequest): CallOutcome {
 }
 
 /** A host that answers from `answer` (default: the calendar) and records every request. */
+/**
+ * This thread's CPU clock (Linux), which fake hosts hand the engine as the server's worker threads do: a
+ * trivial program on a machine so busy that this thread waits seconds for a core is not failed `Timeout`
+ * by the wall clock (seen on a loaded CI machine: five `typeof`s "ran longer than 2000 ms").
+ */
+const cpuClock = threadCpuClock();
+
 export function fakeHost(answer: (req: CallRequest) => HostCallAnswer | Promise<HostCallAnswer> = calendarOutcome) {
   const calls: CallRequest[] = [];
   const host: EngineHost & { calls: CallRequest[] } = {
     calls,
+    ...(cpuClock ? { threadCpuMs: cpuClock } : {}),
     call: async (req) => {
       calls.push(req);
       return answer(req);
