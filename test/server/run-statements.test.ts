@@ -42,7 +42,7 @@ describe("database work of a run's start and finish", () => {
     expect(run?.status).toBe("Completed");
     expect(run?.calls).toHaveLength(1);
     // The record reads each call with its App operation in one statement.
-    expect(run?.calls[0]!.app).toMatchObject({
+    expect(run?.calls[0]?.app).toMatchObject({
       status: "Completed",
       result: {
         structuredContent: { events: expect.arrayContaining([expect.objectContaining({ id: "evt_seed_01" })]) },
