@@ -322,6 +322,11 @@ function ChatView({ chatId, isAdmin }: { chatId: string; isAdmin: boolean }) {
           void queryClient.invalidateQueries({ queryKey: trpc.decisions.list.queryKey() });
           void queryClient.invalidateQueries({ queryKey: trpc.grants.list.queryKey() });
           void queryClient.invalidateQueries({ queryKey: trpc.appOperations.pendingInputs.queryKey({ chatId }) });
+          // The first program run by hand or over the API titles a chat still called "New chat" (titleFromProgram).
+          if (queryClient.getQueryData(trpc.chats.byId.queryKey({ id: chatId }))?.title === "New chat") {
+            void queryClient.invalidateQueries({ queryKey: trpc.chats.byId.queryKey({ id: chatId }) });
+            void queryClient.invalidateQueries({ queryKey: trpc.chats.list.queryKey() });
+          }
         },
       },
     ),

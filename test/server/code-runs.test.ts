@@ -6,6 +6,7 @@
 import type { TRPCError } from "@trpc/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { HostCallAnswer } from "@/contracts/engine";
+import { titleFromProgram } from "@/server/services/code-runs/runs";
 import { CALENDAR_PROGRAM, makePerson, startTestPlatform, type TestPlatform } from "../helpers/platform";
 
 let t: TestPlatform;
@@ -13,6 +14,34 @@ beforeAll(async () => {
   t = await startTestPlatform({ codeMode: true });
 });
 afterAll(() => t?.close());
+
+describe("a chat titled by the first program a person runs in it", () => {
+  it("takes the reason, else a leading comment, else the bindings, else the first line", () => {
+    expect(titleFromProgram("return 1", "  Busy   meetings ")).toBe("Busy meetings");
+    expect(titleFromProgram("\n// Find free slots\nreturn 1", "")).toBe("Find free slots");
+    expect(
+      titleFromProgram(
+        "const a = await apps.cal.list({}); await apps.email.send({}); apps.cal.list({}); apps.notes.read({}); apps.x.y()",
+        "",
+      ),
+    ).toBe("cal.list, email.send, notes.read, …");
+    expect(titleFromProgram("  let x = 6 * 7\nreturn x", "")).toBe("let x = 6 * 7");
+    expect(titleFromProgram("x".repeat(100), "")).toBe(`${"x".repeat(59)}…`);
+  });
+
+  it("titles a new chat once; a named chat keeps its title", async () => {
+    const caller = t.caller(t.admin);
+    const fresh = await caller.chats.create({});
+    expect(fresh.title).toBe("New chat");
+    await caller.codeRuns.runOnServer({ chatId: fresh.id, code: "// Count to three\nreturn 3" });
+    expect((await caller.chats.byId({ id: fresh.id })).title).toBe("Count to three");
+    await caller.codeRuns.runOnServer({ chatId: fresh.id, code: "// Something else\nreturn 4" });
+    expect((await caller.chats.byId({ id: fresh.id })).title).toBe("Count to three");
+    const named = await caller.chats.create({ title: "Planning" });
+    await caller.codeRuns.runOnServer({ chatId: named.id, code: "// Count\nreturn 3" });
+    expect((await caller.chats.byId({ id: named.id })).title).toBe("Planning");
+  });
+});
 
 describe("code runs", () => {
   it("runs the calendar program on the server runner and records every call", async () => {

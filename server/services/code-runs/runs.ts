@@ -11,6 +11,7 @@ import type { PlatformSettings } from "@/contracts/settings";
 import { logEvent, logFailure } from "../../log";
 import type { Platform } from "../../platform";
 import type { RunPass } from "../../run-admission";
+import { emitTurnEvent } from "../agent/turn-feed";
 import { principalFromKeyId, requirePermission } from "../auth";
 import { ownedChat, ownsChat } from "../chats";
 import type { ServiceContext } from "../context";
@@ -24,6 +25,28 @@ import { failRun, finishRun } from "./endings";
 import { replayLog } from "./journal";
 import { getRun } from "./records";
 import { loadRun, open, type RunRow, runForCall, runForHost, seal, seedHostCheck } from "./rows";
+
+/**
+ * A chat title for a program a person ran: its reason, else its leading `//` comment, else the bindings it
+ * calls (up to three), else its first line; at most 60 characters.
+ */
+export function titleFromProgram(code: string, reason: string): string {
+  const oneLine = (text: string) => text.replace(/\s+/g, " ").trim();
+  const first =
+    code
+      .split("\n")
+      .map((line) => line.trim())
+      .find((line) => line.length > 0) ?? "";
+  const comment = /^\/\/+\s*(.*)$/.exec(first)?.[1];
+  const bindings = [...new Set([...code.matchAll(/\bapps\.([A-Za-z_$][\w$]*\.[A-Za-z_$][\w$]*)/g)].map((m) => m[1]!))];
+  const title =
+    oneLine(reason) ||
+    (comment && oneLine(comment)) ||
+    (bindings.length ? bindings.slice(0, 3).join(", ") + (bindings.length > 3 ? ", …" : "") : "") ||
+    oneLine(first) ||
+    "Program";
+  return title.length > 60 ? `${title.slice(0, 59)}…` : title;
+}
 
 /** A person's claim of an `Idempotency-Key` (stored as its hash). */
 export type IdempotencyClaim = { userId: string; keyHash: string };
@@ -112,16 +135,21 @@ async function createRun(
   // "starting" (a retry would wait for a link that never comes).
   const claim = links.idempotencyKey;
   const linkKey = claim
-    ? ", claim as (update idempotency_keys set run_id = $1 where user_id = $22 and key_hash = $23 and run_id is null)"
+    ? ", claim as (update idempotency_keys set run_id = $1 where user_id = $23 and key_hash = $24 and run_id is null)"
     : "";
-  await db.query(
+  // A run of a person's own (manual mode, the API) titles a chat still called "New chat"; a turn's run
+  // leaves that to the turn, which titles the chat from the person's message.
+  const title = links.turnId ? null : titleFromProgram(code, reason);
+  const touched = await db.query<{ title: string }>(
     `with run as (
        insert into code_runs (id, execution_id, chat_id, created_by, api_key_id, status, language, code_enc, reason_enc,
          run_time, seed, limits, bindings, host, created_at, updated_at, turn_id, call_id, claimed_at, vault_names, host_instance,
          attempt)
        values ($1, $2, $3, $4, $14, $21, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $15, $16, $17, $18, $19, $20)
        returning chat_id)${linkKey}
-     update chats set updated_at = $13 where id = (select chat_id from run)`,
+     update chats set updated_at = $13,
+       title = case when $22::text is not null and title = 'New chat' then $22::text else title end
+     where id = (select chat_id from run) returning title`,
     [
       id,
       written.execution_id,
@@ -144,11 +172,14 @@ async function createRun(
       ctx.platform.instanceId,
       written.attempt,
       written.status,
+      title,
       ...(claim ? [claim.userId, claim.keyHash] : []),
     ],
   );
   links.onCreated?.(id);
   ctx.platform.events.emit("run", { runId: id, chatId });
+  if (title !== null && touched[0]?.title === title)
+    emitTurnEvent(ctx.platform, chatId, { type: "chat-title", turnId: "", title });
   if (!settings.codeMode.enabled) {
     await failRun(ctx, id, "Unavailable", "Code Mode is off: an admin can turn it on in Admin → Settings.", []);
     return { runId: id, ticket: null };
