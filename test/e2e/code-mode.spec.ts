@@ -39,10 +39,11 @@ test("sign in, enable Code Mode, run the calendar program in the page's worker",
   const calls = card.getByTestId("run-calls");
   await expect(calls).toContainText("apps.work_calendar.list_events");
   await expect(calls.locator("tbody tr")).toHaveCount(2);
-  // The program's reason titles the new chat, in its heading and in the chat list, without a reload.
-  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Busy meetings");
+  // The binding the program calls titles the new chat, in its heading and in the chat list, without a
+  // reload; its reason and code stay encrypted, so neither is the title.
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("work_calendar.list_events");
   const list = page.getByRole("complementary", { name: "Chats" });
-  await expect(list.getByRole("link", { name: "Busy meetings" }).first()).toBeVisible();
+  await expect(list.getByRole("link", { name: "work_calendar.list_events" }).first()).toBeVisible();
   expect(errors).toEqual([]);
 
   // The record is the same one the API reads.

@@ -16,29 +16,30 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 describe("a chat titled by the first program a person runs in it", () => {
-  it("takes the reason, else a leading comment, else the bindings, else the first line", () => {
-    expect(titleFromProgram("return 1", "  Busy   meetings ")).toBe("Busy meetings");
-    expect(titleFromProgram("\n// Find free slots\nreturn 1", "")).toBe("Find free slots");
+  it("takes the catalog's bindings the program names, in order, never its own text", () => {
+    const catalog = ["cal.list", "email.send", "notes.read", "notes.write"];
     expect(
       titleFromProgram(
-        "const a = await apps.cal.list({}); await apps.email.send({}); apps.cal.list({}); apps.notes.read({}); apps.x.y()",
-        "",
+        "// plan the offsite\nconst a = await apps.cal.list({}); await apps . email . send({}); apps.cal.list({}); apps.secret_plan.x(); apps.notes.read({}); apps.notes.write({})",
+        catalog,
       ),
     ).toBe("cal.list, email.send, notes.read, …");
-    expect(titleFromProgram("  let x = 6 * 7\nreturn x", "")).toBe("let x = 6 * 7");
-    expect(titleFromProgram("x".repeat(100), "")).toBe(`${"x".repeat(59)}…`);
+    expect(titleFromProgram("// Count to three\nreturn apps.nothing.here", catalog)).toBeNull();
   });
 
-  it("titles a new chat once; a named chat keeps its title", async () => {
+  it("titles a new chat once, with nothing of the program's text or reason in clear; a named chat keeps its name", async () => {
     const caller = t.caller(t.admin);
     const fresh = await caller.chats.create({});
     expect(fresh.title).toBe("New chat");
-    await caller.codeRuns.runOnServer({ chatId: fresh.id, code: "// Count to three\nreturn 3" });
-    expect((await caller.chats.byId({ id: fresh.id })).title).toBe("Count to three");
-    await caller.codeRuns.runOnServer({ chatId: fresh.id, code: "// Something else\nreturn 4" });
-    expect((await caller.chats.byId({ id: fresh.id })).title).toBe("Count to three");
+    await caller.codeRuns.runOnServer({ chatId: fresh.id, code: "// Count to three\nreturn 3", reason: "Count" });
+    expect((await caller.chats.byId({ id: fresh.id })).title).toBe("New chat");
+    const code = `// Private plan\nreturn (await apps.work_calendar.list_events({ day: "2026-10-23" })).structuredContent.events.length`;
+    await caller.codeRuns.runOnServer({ chatId: fresh.id, code, reason: "Private reason" });
+    expect((await caller.chats.byId({ id: fresh.id })).title).toBe("work_calendar.list_events");
+    await caller.codeRuns.runOnServer({ chatId: fresh.id, code: 'return apps.notes.read_note({ id: "x" })' });
+    expect((await caller.chats.byId({ id: fresh.id })).title).toBe("work_calendar.list_events");
     const named = await caller.chats.create({ title: "Planning" });
-    await caller.codeRuns.runOnServer({ chatId: named.id, code: "// Count\nreturn 3" });
+    await caller.codeRuns.runOnServer({ chatId: named.id, code });
     expect((await caller.chats.byId({ id: named.id })).title).toBe("Planning");
   });
 });

@@ -27,25 +27,20 @@ import { getRun } from "./records";
 import { loadRun, open, type RunRow, runForCall, runForHost, seal, seedHostCheck } from "./rows";
 
 /**
- * A chat title for a program a person ran: its reason, else its leading `//` comment, else the bindings it
- * calls (up to three), else its first line; at most 60 characters.
+ * A chat title for a program a person ran: the bindings of the run's catalog it names, in order (up to
+ * three), or null when it names none. Only catalog names, never the program's own text or its reason:
+ * code and reason are encrypted at rest, and a title is stored (and searched) in clear.
  */
-export function titleFromProgram(code: string, reason: string): string {
-  const oneLine = (text: string) => text.replace(/\s+/g, " ").trim();
-  const first =
-    code
-      .split("\n")
-      .map((line) => line.trim())
-      .find((line) => line.length > 0) ?? "";
-  const comment = /^\/\/+\s*(.*)$/.exec(first)?.[1];
-  const bindings = [...new Set([...code.matchAll(/\bapps\.([A-Za-z_$][\w$]*\.[A-Za-z_$][\w$]*)/g)].map((m) => m[1]!))];
-  const title =
-    oneLine(reason) ||
-    (comment && oneLine(comment)) ||
-    (bindings.length ? bindings.slice(0, 3).join(", ") + (bindings.length > 3 ? ", …" : "") : "") ||
-    oneLine(first) ||
-    "Program";
-  return title.length > 60 ? `${title.slice(0, 59)}…` : title;
+export function titleFromProgram(code: string, catalog: readonly string[]): string | null {
+  const known = new Set(catalog);
+  const named = new Set<string>();
+  for (const m of code.matchAll(/\bapps\s*\.\s*([A-Za-z_$][\w$]*)\s*\.\s*([A-Za-z_$][\w$]*)/g)) {
+    const binding = `${m[1]}.${m[2]}`;
+    if (known.has(binding)) named.add(binding);
+  }
+  if (named.size === 0) return null;
+  const title = [...named].slice(0, 3).join(", ") + (named.size > 3 ? ", …" : "");
+  return title.length > 80 ? `${title.slice(0, 79)}…` : title;
 }
 
 /** A person's claim of an `Idempotency-Key` (stored as its hash). */
@@ -139,7 +134,7 @@ async function createRun(
     : "";
   // A run of a person's own (manual mode, the API) titles a chat still called "New chat"; a turn's run
   // leaves that to the turn, which titles the chat from the person's message.
-  const title = links.turnId ? null : titleFromProgram(code, reason);
+  const title = links.turnId ? null : titleFromProgram(code, bindings);
   const touched = await db.query<{ title: string }>(
     `with run as (
        insert into code_runs (id, execution_id, chat_id, created_by, api_key_id, status, language, code_enc, reason_enc,
