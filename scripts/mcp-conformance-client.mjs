@@ -3,7 +3,8 @@
 // connection code (server/apps/conformance.ts, bundled by esbuild like every TypeScript entry here); scenarios
 // named `auth/…` go to server/apps/oauth/conformance.ts (`runAuthScenario`), built on another branch.
 import { spawnSync } from "node:child_process";
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { bundleConformance } from "./mcp-conformance-bundle.mjs";
 import { root } from "./run-ts.mjs";
@@ -34,7 +35,49 @@ const out = given
   ? path.join(given, auth ? "mcp-conformance-auth.mjs" : "mcp-conformance.mjs")
   : path.join(root, "dist", `mcp-conformance-${process.pid}-${auth ? "auth" : "core"}.mjs`);
 if (!given || !existsSync(out)) await bundleConformance(out, auth);
+// The suite starts every scenario's client at once (about 30). On a busy 2-core machine that many Node
+// processes loading the bundle together starve each other past the client's own 20 s connect limit, so
+// under `npm run conformance` a client first takes one of a few slots (a folder it makes, holding its
+// pid) and waits for one while all are taken. A slot whose holder died (the suite kills a client that
+// overruns its scenario timeout) is taken over.
+const slot = given ? await takeSlot(path.join(given, "slots")) : undefined;
 // Server modules import `server-only`, which resolves to an empty module under the react-server condition.
 const r = spawnSync(process.execPath, ["--conditions=react-server", out, url], { stdio: "inherit", cwd: root });
+if (slot) rmSync(slot, { recursive: true, force: true });
 if (!given) rmSync(out, { force: true });
 process.exit(r.status ?? 1);
+
+/** Waits for a free slot under `dir` and returns its folder (removed when the client is done). */
+async function takeSlot(dir) {
+  const count = Math.max(2, 2 * os.availableParallelism());
+  mkdirSync(dir, { recursive: true });
+  for (;;) {
+    for (let i = 0; i < count; i++) {
+      const folder = path.join(dir, String(i));
+      try {
+        mkdirSync(folder);
+        writeFileSync(path.join(folder, "pid"), String(process.pid));
+        return folder;
+      } catch {
+        if (holderIsGone(folder)) rmSync(folder, { recursive: true, force: true });
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+function holderIsGone(folder) {
+  let pid;
+  try {
+    pid = Number(readFileSync(path.join(folder, "pid"), "utf8"));
+  } catch {
+    return false; // just made, the pid is not written yet
+  }
+  if (!pid) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (e) {
+    return e.code === "ESRCH";
+  }
+}

@@ -53,8 +53,9 @@ const rows = [];
 for (const revision of revisions) {
   const outDir = mkdtempSync(path.join(os.tmpdir(), `openbot-conformance-${revision}-`));
   const selection = scenario ? ["--scenario", scenario, "--spec-version", revision] : ["--requirements", revision];
-  // A generous per-scenario timeout: the machine running this may be busy (it never passes a slow client).
-  const r = spawnSync(node, [cli, "client", "--command", command, ...selection, "--timeout", "120000", "-o", outDir], {
+  // A generous per-scenario timeout: the machine running this may be busy, and a client may wait for a slot
+  // (scripts/mcp-conformance-client.mjs) before it starts. It never passes a slow client.
+  const r = spawnSync(node, [cli, "client", "--command", command, ...selection, "--timeout", "300000", "-o", outDir], {
     cwd: root,
     env: { ...process.env, MCP_CONFORMANCE_BUNDLE_DIR: bundleDir },
     encoding: "utf8",
