@@ -37,42 +37,40 @@ const out = given
 if (!given || !existsSync(out)) await bundleConformance(out, auth);
 // The suite starts every scenario's client at once (about 30). On a busy 2-core machine that many Node
 // processes loading the bundle together starve each other past the client's own 20 s connect limit, so
-// under `npm run conformance` a client first takes one of a few slots (a folder it makes, holding its
+// under `npm run conformance` a client first takes one of a few slots (a file it creates, holding its
 // pid) and waits for one while all are taken. A slot whose holder died (the suite kills a client that
 // overruns its scenario timeout) is taken over.
 const slot = given ? await takeSlot(path.join(given, "slots")) : undefined;
 // Server modules import `server-only`, which resolves to an empty module under the react-server condition.
 const r = spawnSync(process.execPath, ["--conditions=react-server", out, url], { stdio: "inherit", cwd: root });
-if (slot) rmSync(slot, { recursive: true, force: true });
+if (slot) rmSync(slot, { force: true });
 if (!given) rmSync(out, { force: true });
 process.exit(r.status ?? 1);
 
-/** Waits for a free slot under `dir` and returns its folder (removed when the client is done). */
+/** Waits for a free slot under `dir` and returns its file (removed when the client is done). */
 async function takeSlot(dir) {
   const count = Math.max(2, 2 * os.availableParallelism());
   mkdirSync(dir, { recursive: true });
   for (;;) {
     for (let i = 0; i < count; i++) {
-      const folder = path.join(dir, String(i));
+      const file = path.join(dir, String(i));
       try {
-        mkdirSync(folder);
-        writeFileSync(path.join(folder, "pid"), String(process.pid));
-        return folder;
+        writeFileSync(file, String(process.pid), { flag: "wx" });
+        return file;
       } catch {
-        if (holderIsGone(folder)) rmSync(folder, { recursive: true, force: true });
+        if (holderIsGone(file)) rmSync(file, { force: true });
       }
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
-function holderIsGone(folder) {
-  let pid;
+/** Whether the pid in a slot file is a process that no longer exists (an empty or vanished file is not). */
+function holderIsGone(file) {
+  let pid = 0;
   try {
-    pid = Number(readFileSync(path.join(folder, "pid"), "utf8"));
-  } catch {
-    return false; // just made, the pid is not written yet
-  }
+    pid = Number(readFileSync(file, "utf8"));
+  } catch {}
   if (!pid) return false;
   try {
     process.kill(pid, 0);
