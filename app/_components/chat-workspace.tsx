@@ -335,7 +335,10 @@ function ChatView({ chatId, isAdmin }: { chatId: string; isAdmin: boolean }) {
   const [reason, setReason] = useState("");
   const [language, setLanguage] = useState<"javascript" | "typescript">("javascript");
   // The composer's draft survives a reload (app/_lib/drafts.ts): loaded for each chat, then kept as it changes.
+  // Until it has loaded the composer cannot be edited or run: what a person typed before it arrived would
+  // be replaced by it (or by the example), and a run would take the example instead of their draft.
   const [draftOf, setDraftOf] = useState<string | null>(null);
+  const draftLoaded = draftOf === chatId;
   useEffect(() => {
     let current = true;
     setDraftOf(null);
@@ -464,7 +467,7 @@ function ChatView({ chatId, isAdmin }: { chatId: string; isAdmin: boolean }) {
           aria-label="Program composer"
           onSubmit={(e) => {
             e.preventDefault();
-            void run();
+            if (draftLoaded) void run();
           }}
         >
           <Field id="program" label="Program" hint="The body of an async function. Ctrl+Enter runs it.">
@@ -473,6 +476,8 @@ function ChatView({ chatId, isAdmin }: { chatId: string; isAdmin: boolean }) {
               className="code"
               spellCheck={false}
               value={code}
+              readOnly={!draftLoaded}
+              aria-busy={!draftLoaded}
               onChange={(e) => setCode(e.target.value)}
               onKeyDown={(e) => {
                 if (e.key === "Enter" && (e.metaKey || e.ctrlKey)) {
@@ -488,12 +493,18 @@ function ChatView({ chatId, isAdmin }: { chatId: string; isAdmin: boolean }) {
               <input
                 id="reason"
                 value={reason}
+                readOnly={!draftLoaded}
                 onChange={(e) => setReason(e.target.value)}
                 placeholder="What the program is for"
               />
             </Field>
             <Field id="language" label="Language">
-              <select id="language" value={language} onChange={(e) => setLanguage(e.target.value as typeof language)}>
+              <select
+                id="language"
+                value={language}
+                disabled={!draftLoaded}
+                onChange={(e) => setLanguage(e.target.value as typeof language)}
+              >
                 <option value="javascript">JavaScript</option>
                 <option value="typescript">TypeScript</option>
               </select>
@@ -505,7 +516,7 @@ function ChatView({ chatId, isAdmin }: { chatId: string; isAdmin: boolean }) {
             </p>
           )}
           <div className="row">
-            <button className="primary" type="submit" disabled={!!controller || !code.trim()}>
+            <button className="primary" type="submit" disabled={!!controller || !code.trim() || !draftLoaded}>
               {controller ? "Running…" : "Run program"}
             </button>
             {controller && (

@@ -25,12 +25,24 @@ class DraftsDb extends Dexie {
 let db: DraftsDb | undefined;
 const drafts = () => (db ??= new DraftsDb());
 
-/** The chat's draft, or undefined (none, or IndexedDB is not available: the composer starts fresh). */
+/** How long the composer waits for IndexedDB (held up, e.g., by another tab's upgrade) before it starts fresh. */
+const LOAD_LIMIT_MS = 3000;
+
+/**
+ * The chat's draft, or undefined (none, IndexedDB is not available, or it did not answer within
+ * LOAD_LIMIT_MS: the composer starts fresh rather than stay locked).
+ */
 export async function loadDraft(chatId: string): Promise<Draft | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), LOAD_LIMIT_MS);
+  });
   try {
-    return await drafts().drafts.get(chatId);
+    return await Promise.race([drafts().drafts.get(chatId), late]);
   } catch {
     return undefined;
+  } finally {
+    clearTimeout(timer);
   }
 }
 

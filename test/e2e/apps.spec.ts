@@ -238,28 +238,31 @@ throw new Error("boom")`,
   await expect(waiting.getByTestId("call-decision")).toHaveText("");
 });
 
+/** The programs of the drafts the page's IndexedDB holds (app/_lib/drafts.ts). */
+const storedDraftsOf = (page: Page) => () =>
+  page.evaluate(
+    () =>
+      new Promise<string[]>((resolve) => {
+        const open = indexedDB.open("openbot-drafts");
+        open.onerror = () => resolve([]);
+        open.onsuccess = () => {
+          try {
+            const all = open.result.transaction("drafts").objectStore("drafts").getAll();
+            all.onsuccess = () => resolve((all.result as { code: string }[]).map((d) => d.code));
+            all.onerror = () => resolve([]);
+          } catch {
+            resolve([]);
+          } finally {
+            open.result.close();
+          }
+        };
+      }),
+  );
+
 test("the program being written survives a reload (its draft is kept in the browser), and signing out clears it", async ({
   page,
 }) => {
-  const storedDrafts = () =>
-    page.evaluate(
-      () =>
-        new Promise<string[]>((resolve) => {
-          const open = indexedDB.open("openbot-drafts");
-          open.onerror = () => resolve([]);
-          open.onsuccess = () => {
-            try {
-              const all = open.result.transaction("drafts").objectStore("drafts").getAll();
-              all.onsuccess = () => resolve((all.result as { code: string }[]).map((d) => d.code));
-              all.onerror = () => resolve([]);
-            } catch {
-              resolve([]);
-            } finally {
-              open.result.close();
-            }
-          };
-        }),
-    );
+  const storedDrafts = storedDraftsOf(page);
   await signIn(page);
   await newChat(page);
   await openComposer(page);
@@ -276,4 +279,73 @@ test("the program being written survives a reload (its draft is kept in the brow
 
   await page.getByRole("button", { name: "Sign out" }).click();
   await expect.poll(storedDrafts).toEqual([]);
+});
+
+/**
+ * Makes the page's drafts store (IndexedDB "openbot-drafts") answer `delayMs` late, or never (-1): its
+ * open succeeds, but whoever opened it hears of it only then. Opens made after `window.draftsLate = false`
+ * are left alone (the test's own reads).
+ */
+async function draftsAnswerLate(page: Page, delayMs: number) {
+  await page.addInitScript((delay: number) => {
+    const open = IDBFactory.prototype.open;
+    const onsuccess = Object.getOwnPropertyDescriptor(IDBRequest.prototype, "onsuccess")!;
+    IDBFactory.prototype.open = function (this: IDBFactory, name: string, version?: number) {
+      const request = version === undefined ? open.call(this, name) : open.call(this, name, version);
+      if (name !== "openbot-drafts" || (window as { draftsLate?: boolean }).draftsLate === false) return request;
+      Object.defineProperty(request, "onsuccess", {
+        configurable: true,
+        get: () => onsuccess.get!.call(request),
+        set: (handler: ((event: Event) => void) | null) =>
+          onsuccess.set!.call(
+            request,
+            handler &&
+              ((event: Event) => {
+                if (delay >= 0) setTimeout(() => handler.call(request, event), delay);
+              }),
+          ),
+      });
+      return request;
+    };
+  }, delayMs);
+}
+
+test("a program typed while the chat's draft is still loading is neither replaced by it nor run as the example", async ({
+  page,
+}) => {
+  // A busy machine's IndexedDB. Found by CI, where a program typed at once was replaced by the example and
+  // the example ran in its place.
+  await draftsAnswerLate(page, 1500);
+  const storedDrafts = storedDraftsOf(page);
+  await signIn(page);
+  await newChat(page);
+  await openComposer(page);
+  const typed = "return 6 * 7 // typed at once";
+  await page.getByRole("textbox", { name: "Program" }).fill(typed);
+  await page.getByLabel("Reason").fill("typed early");
+  // Once the draft has loaded, what was typed is what the composer holds and keeps.
+  await page.evaluate(() => {
+    (window as { draftsLate?: boolean }).draftsLate = false;
+  });
+  await expect.poll(storedDrafts).toContain(typed);
+  await expect(page.getByRole("textbox", { name: "Program" })).toHaveValue(typed);
+  await expect(page.getByLabel("Reason")).toHaveValue("typed early");
+  await page.getByRole("button", { name: "Run program" }).click();
+  const card = page.getByTestId("run-card").last();
+  await expect(card).toHaveAttribute("data-status", "Completed");
+  await expect(card.getByTestId("run-value")).toContainText("42");
+});
+
+test("a drafts store that never answers leaves the composer usable after a few seconds", async ({ page }) => {
+  await draftsAnswerLate(page, -1);
+  await signIn(page);
+  await newChat(page);
+  await openComposer(page);
+  const program = page.getByRole("textbox", { name: "Program" });
+  await expect(program).toBeEditable({ timeout: 10_000 });
+  await program.fill("return 5");
+  await page.getByRole("button", { name: "Run program" }).click();
+  const card = page.getByTestId("run-card").last();
+  await expect(card).toHaveAttribute("data-status", "Completed");
+  await expect(card.getByTestId("run-value")).toContainText("5");
 });
