@@ -87,6 +87,11 @@ describe("code runs", () => {
     await caller.settings.update({ expectedVersion: s.version, codeMode: { enabled: false } });
     try {
       const chat = await caller.chats.create({ title: "Off" });
+      // A refused run does not title a new chat from its program.
+      const fresh = await caller.chats.create({});
+      const refused = await caller.codeRuns.runOnServer({ chatId: fresh.id, code: CALENDAR_PROGRAM });
+      expect(refused.result).toMatchObject({ _tag: "Failed", reason: "Unavailable" });
+      expect((await caller.chats.byId({ id: fresh.id })).title).toBe("New chat");
       const record = await caller.codeRuns.runOnServer({ chatId: chat.id, code: "return 1" });
       expect(record.status).toBe("Failed");
       expect(record.result).toMatchObject({ _tag: "Failed", reason: "Unavailable" });

@@ -133,8 +133,9 @@ async function createRun(
     ? ", claim as (update idempotency_keys set run_id = $1 where user_id = $23 and key_hash = $24 and run_id is null)"
     : "";
   // A run of a person's own (manual mode, the API) titles a chat still called "New chat"; a turn's run
-  // leaves that to the turn, which titles the chat from the person's message.
-  const title = links.turnId ? null : titleFromProgram(code, bindings);
+  // leaves that to the turn, which titles the chat from the person's message. A run refused at once because
+  // Code Mode is off names nothing: the chat keeps its title.
+  const title = links.turnId || !settings.codeMode.enabled ? null : titleFromProgram(code, bindings);
   const touched = await db.query<{ title: string }>(
     `with run as (
        insert into code_runs (id, execution_id, chat_id, created_by, api_key_id, status, language, code_enc, reason_enc,
