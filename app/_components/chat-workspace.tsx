@@ -354,9 +354,9 @@ function ChatView({ chatId, isAdmin }: { chatId: string; isAdmin: boolean }) {
     };
   }, [chatId]);
   useEffect(() => {
-    if (draftOf !== chatId) return;
+    if (!draftLoaded) return;
     saveDraft({ chatId, code, reason, language }, code === EXAMPLE && reason === "" && language === "javascript");
-  }, [draftOf, chatId, code, reason, language]);
+  }, [draftLoaded, chatId, code, reason, language]);
   const [live, setLive] = useState<{ run: CodeRunRecord | null; logs: LogLine[] } | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [controller, setController] = useState<AbortController | null>(null);

@@ -17,14 +17,19 @@ async function openComposer(page: Page) {
   if (await write.isVisible()) await write.click();
 }
 
-async function runProgram(page: Page, code: string) {
-  await newChat(page);
-  await openComposer(page);
-  await page.getByRole("textbox", { name: "Program" }).fill(code);
+/** Runs what the composer holds; the run's card once it has ended. */
+async function runComposer(page: Page) {
   await page.getByRole("button", { name: "Run program" }).click();
   const card = page.getByTestId("run-card").last();
   await expect(card).not.toHaveAttribute("data-status", "Running");
   return card;
+}
+
+async function runProgram(page: Page, code: string) {
+  await newChat(page);
+  await openComposer(page);
+  await page.getByRole("textbox", { name: "Program" }).fill(code);
+  return runComposer(page);
 }
 
 test("add the everything preset, allow its echo tool, and call it from a program", async ({ page }) => {
@@ -330,8 +335,7 @@ test("a program typed while the chat's draft is still loading is neither replace
   await expect.poll(storedDrafts).toContain(typed);
   await expect(page.getByRole("textbox", { name: "Program" })).toHaveValue(typed);
   await expect(page.getByLabel("Reason")).toHaveValue("typed early");
-  await page.getByRole("button", { name: "Run program" }).click();
-  const card = page.getByTestId("run-card").last();
+  const card = await runComposer(page);
   await expect(card).toHaveAttribute("data-status", "Completed");
   await expect(card.getByTestId("run-value")).toContainText("42");
 });
@@ -344,8 +348,7 @@ test("a drafts store that never answers leaves the composer usable after a few s
   const program = page.getByRole("textbox", { name: "Program" });
   await expect(program).toBeEditable({ timeout: 10_000 });
   await program.fill("return 5");
-  await page.getByRole("button", { name: "Run program" }).click();
-  const card = page.getByTestId("run-card").last();
+  const card = await runComposer(page);
   await expect(card).toHaveAttribute("data-status", "Completed");
   await expect(card.getByTestId("run-value")).toContainText("5");
 });
