@@ -48,6 +48,13 @@ import { isOAuthFlowError } from "./oauth/errors";
 import { GetTaskResultSchema, TaskAckSchema, type TaskState, taskOf } from "./tasks";
 import { type OpenedTransport, openTransport, type TransportConfig } from "./transports";
 
+/** A connection's error while it waits for someone to sign in (a member is shown it too: they can act on it). */
+export const SIGN_IN_FIRST = "Sign in to this App first.";
+
+/** `message` and a note after it as two sentences ("Connection closed. Its last output: …"). */
+const withNote = (message: string, note: string): string =>
+  note ? `${message.replace(/[.\s]*$/, ".")}${note}` : message;
+
 export type { Policy };
 export type ConnectionStatus = "connected" | "connecting" | "failed" | "disabled";
 
@@ -229,7 +236,7 @@ export class AppConnection {
     } catch (error) {
       if (gen !== this.generation) return;
       this.authRequired = isAuthRequired(error);
-      this.fail(gen, this.authRequired ? "Sign in to this App first." : `${describe(error)}${this.stderrNote(opened)}`);
+      this.fail(gen, this.authRequired ? SIGN_IN_FIRST : withNote(describe(error), this.stderrNote(opened)));
       await client.close().catch(() => undefined);
     }
   }

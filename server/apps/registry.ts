@@ -23,7 +23,7 @@ import { oauthTarget, PersonalConnections } from "./oauth/personal";
 import { type ConnectionRow, parseName, toRecord } from "./records";
 import { slugify } from "./slug";
 import type { TaskState } from "./tasks";
-import { parseTransport, redactTransport } from "./transports";
+import { hideTransportSecrets, parseTransport, redactTransport } from "./transports";
 import type { AppProgress, AppRegistryOptions, ConnectionView, ToolEntry } from "./types";
 
 export { defaultPolicy } from "./bindings";
@@ -445,7 +445,7 @@ export class AppRegistry {
   private view(conn: AppConnection): ConnectionView {
     const { record } = conn;
     const slug = this.slugs.get(record.id) ?? slugify(record.name, "app");
-    const error = conn.error;
+    const error = conn.error && hideTransportSecrets(conn.error, record.transport);
     return {
       id: record.id,
       name: record.name,

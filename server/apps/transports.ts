@@ -84,6 +84,37 @@ export function redactTransport(t: TransportConfig): TransportConfig {
   return t;
 }
 
+/** Values shorter than this are not hidden in text (a flag like `1` or `on` would garble every message). */
+const MIN_HIDDEN = 4;
+
+/**
+ * `text` (a connection's error, which may quote the child's stderr, a URL or a command line) with every
+ * value of the transport that says how it is reached hidden: environment and header values, the OAuth
+ * client secret, and the URL's userinfo, query (each value too) and fragment. Admins see those values as
+ * `••••` in the transport, so the error must not show them either.
+ */
+export function hideTransportSecrets(text: string, t: TransportConfig): string {
+  const values: string[] = [];
+  if (t.type === "stdio") values.push(...Object.values(t.env ?? {}));
+  if (t.type === "http") {
+    values.push(...Object.values(t.headers ?? {}));
+    if (t.oauth?.clientSecret) values.push(t.oauth.clientSecret);
+    const url = new URL(t.url);
+    const decoded = (v: string) => {
+      try {
+        return decodeURIComponent(v);
+      } catch {
+        return v;
+      }
+    };
+    values.push(url.username, url.password, decoded(url.username), decoded(url.password));
+    values.push(url.search.slice(1), url.hash.slice(1), ...url.searchParams.values());
+    for (const part of url.search.slice(1).split("&")) values.push(part.slice(part.indexOf("=") + 1));
+  }
+  const hidden = [...new Set(values.filter((v) => v.length >= MIN_HIDDEN))].sort((a, b) => b.length - a.length);
+  return hidden.reduce((acc, value) => acc.split(value).join("••••"), text);
+}
+
 /**
  * The transport as shown to a member (apps.use without platform.admin): what kind of App it is and where,
  * never how it is reached. A URL keeps its origin and path (a query, userinfo or fragment may carry a

@@ -5,15 +5,17 @@
 import "server-only";
 import type { AddConnectionInput, CodeApiInput, ConnectionPatch, PoliciesPatch } from "@/contracts/connections";
 import { canonicalJson } from "@/worker/canonical-json";
+import { SIGN_IN_FIRST } from "../apps/connection";
 import { declarations } from "../apps/declarations";
 import { isConnectionConfigError } from "../apps/errors";
-import type { ToolEntry } from "../apps/registry";
+import type { ConnectionView, ToolEntry } from "../apps/registry";
 import { memberTransport } from "../apps/transports";
 import type { Platform } from "../platform";
 import { checkCall, performAppCall } from "./app-calls";
 import { isAdmin, type Principal, requirePermission } from "./auth";
 import type { ServiceContext } from "./context";
 import { AppError, isAppError } from "./errors";
+import { redactKnown } from "./vault";
 
 /** Registry errors that are the caller's fault become BAD_REQUEST / NOT_FOUND with their message. */
 async function adminCall<T>(work: () => Promise<T>): Promise<T> {
@@ -29,25 +31,44 @@ async function adminCall<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Every connection; a member sees each transport without how it is reached (`memberTransport`). */
-export function listConnections(ctx: ServiceContext) {
+/** What a member reads for a failed connection: whether they can do something about it, not the admin's diagnosis. */
+export const MEMBER_CONNECTION_ERROR = "This App is not available now; an admin can see why in Admin · Apps.";
+
+/**
+ * A connection as `principal` may see it. Its error (which can quote the App's stderr, its URL or its
+ * command line) has every vault secret hidden; a member sees only whether they must sign in, with the
+ * transport without how it is reached (`memberTransport`).
+ */
+async function shown(ctx: ServiceContext, view: ConnectionView, admin: boolean): Promise<ConnectionView> {
+  const error = view.error && (await redactKnown(ctx.platform, view.error));
+  if (admin) return error === undefined ? view : { ...view, error };
+  const { error: _hidden, ...rest } = view;
+  return {
+    ...rest,
+    transport: memberTransport(view.transport),
+    ...(error ? { error: error === SIGN_IN_FIRST ? error : MEMBER_CONNECTION_ERROR } : {}),
+  };
+}
+
+/** Every connection, as the caller may see it (`shown`). */
+export async function listConnections(ctx: ServiceContext) {
   const p = requirePermission(ctx.principal, "apps.use");
-  const views = ctx.platform.apps.connections();
-  return isAdmin(p) ? views : views.map((v) => ({ ...v, transport: memberTransport(v.transport) }));
+  const admin = isAdmin(p);
+  return Promise.all(ctx.platform.apps.connections().map((v) => shown(ctx, v, admin)));
 }
 
 export async function addConnection(ctx: ServiceContext, input: AddConnectionInput) {
   requirePermission(ctx.principal, "platform.admin");
   const view = await adminCall(() => ctx.platform.apps.add({ name: input.name, transport: input.transport as never }));
   ctx.platform.events.emit("connection-changed", { connectionId: view.id });
-  return view;
+  return shown(ctx, view, true);
 }
 
 export async function updateConnection(ctx: ServiceContext, input: { id: string; patch: ConnectionPatch }) {
   requirePermission(ctx.principal, "platform.admin");
   const view = await adminCall(() => ctx.platform.apps.update(input.id, input.patch));
   ctx.platform.events.emit("connection-changed", { connectionId: input.id });
-  return view;
+  return shown(ctx, view, true);
 }
 
 export async function removeConnection(ctx: ServiceContext, id: string) {
@@ -61,7 +82,7 @@ export async function setPolicies(ctx: ServiceContext, input: { id: string; poli
   requirePermission(ctx.principal, "platform.admin");
   const view = await adminCall(() => ctx.platform.apps.setPolicies(input.id, input.policies));
   ctx.platform.events.emit("connection-changed", { connectionId: input.id });
-  return view;
+  return shown(ctx, view, true);
 }
 
 /** TypeScript declarations of the bindings (openbot_code_api), filtered by word or connection. */
