@@ -69,9 +69,14 @@ export interface ModelSettingsView {
 export const modelPatchSchema = z
   .object({
     provider: z.enum(MODEL_PROVIDERS, { error: `model.provider must be one of ${MODEL_PROVIDERS.join(", ")}` }),
-    baseURL: z.url({ error: "model.baseURL must be a URL such as http://127.0.0.1:11434/v1" }).optional(),
+    baseURL: z
+      .url({ protocol: /^https?$/, error: "model.baseURL must be an http(s) URL such as http://127.0.0.1:11434/v1" })
+      .optional(),
     model: z.string({ error: "model.model is required" }).trim().min(1, "model.model must not be empty").max(200),
-    /** Write-only. Omit to keep the stored key; "" removes it. */
+    /**
+     * Write-only. Omit to keep the stored key (only while the provider and baseURL stay the same: a key
+     * is never sent anywhere but where it was entered for); "" removes it.
+     */
     apiKey: z.string().max(4000).optional(),
   })
   .strict()

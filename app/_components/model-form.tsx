@@ -124,7 +124,13 @@ export function ModelForm() {
             autoComplete="off"
             value={apiKey}
             onChange={(e) => setApiKey(e.target.value)}
-            placeholder={current.model?.apiKeySet ? "stored — leave empty to keep" : "optional"}
+            placeholder={
+              !current.model?.apiKeySet
+                ? "optional"
+                : current.model.provider === provider && (current.model.baseURL ?? "") === baseURL.trim()
+                  ? "stored — leave empty to keep"
+                  : "the stored key is for another endpoint: enter one, or saving removes it"
+            }
           />
         </Field>
       </div>

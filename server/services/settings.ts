@@ -105,7 +105,11 @@ export async function writeSettings(
       ? { provider: patch.model.provider, baseURL: patch.model.baseURL, model: patch.model.model }
       : null;
   }
-  const apiKey = patch.model === null ? "" : patch.model?.apiKey;
+  // A stored key goes only where it was entered for: a new provider or base URL without a new key forgets it.
+  const moved =
+    !!patch.model &&
+    (stored.model?.provider !== patch.model.provider || (stored.model?.baseURL ?? "") !== (patch.model.baseURL ?? ""));
+  const apiKey = patch.model === null ? "" : (patch.model?.apiKey ?? (moved ? "" : undefined));
   if (apiKey && !seal) throw new AppError("UNAVAILABLE", "The API key cannot be stored: no encryption key is loaded.");
   return db.transaction(async (tx) => {
     const rows = await tx.query<{ version: number }>(

@@ -1,5 +1,6 @@
 import { TRPCError } from "@trpc/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readModelApiKey } from "@/server/services/settings";
 import { makePerson, startTestPlatform, type TestPlatform } from "../helpers/platform";
 
 let t: TestPlatform;
@@ -90,5 +91,44 @@ describe("platform settings", () => {
       codeMode: { timeoutMs: 100, memoryMb: 1024, outputBytes: 1024, maxPendingCalls: 128 },
     });
     expect(edges.version).toBe(after.version + 1);
+  });
+
+  it("a stored model key goes only where it was entered for: a new provider or base URL forgets it", async () => {
+    const caller = t.caller(t.admin);
+    const key = () => readModelApiKey(t.platform.db, t.platform.open);
+    const save = async (model: Record<string, unknown>) =>
+      caller.settings.update({ expectedVersion: (await caller.settings.get()).version, model: model as never });
+    const local = { provider: "openai-compatible", baseURL: "http://127.0.0.1:9/v1", model: "m" };
+    expect((await save({ ...local, apiKey: "sk-local-123456" })).model?.apiKeySet).toBe(true);
+    // Same endpoint, another model name: the key stays.
+    expect((await save({ ...local, model: "m2" })).model?.apiKeySet).toBe(true);
+    expect(await key()).toBe("sk-local-123456");
+    // Another base URL without a key: forgotten, not sent there.
+    expect((await save({ ...local, baseURL: "http://127.0.0.1:10/v1" })).model?.apiKeySet).toBe(false);
+    expect(await key()).toBeUndefined();
+    // Another provider without a key: forgotten too; with a key: that key.
+    await save({ ...local, apiKey: "sk-local-123456" });
+    expect((await save({ provider: "openai", model: "gpt-x" })).model?.apiKeySet).toBe(false);
+    expect((await save({ provider: "openai", model: "gpt-x", apiKey: "sk-openai-654321" })).model?.apiKeySet).toBe(
+      true,
+    );
+    expect(await key()).toBe("sk-openai-654321");
+    await save({ provider: "openai", model: "gpt-y" });
+    expect(await key()).toBe("sk-openai-654321");
+    await caller.settings.update({ expectedVersion: (await caller.settings.get()).version, model: null });
+  });
+
+  it("a model's base URL must be http(s)", async () => {
+    const caller = t.caller(t.admin);
+    for (const baseURL of ["file:///etc/passwd", "data:text/plain,hi", "javascript:alert(1)", "ftp://x/v1"]) {
+      const error = await caller.settings
+        .update({
+          expectedVersion: (await caller.settings.get()).version,
+          model: { provider: "openai-compatible", baseURL, model: "m" },
+        })
+        .catch((e: TRPCError) => e);
+      expect((error as TRPCError).code, baseURL).toBe("BAD_REQUEST");
+      expect((error as TRPCError).message).toContain("model.baseURL must be an http(s) URL");
+    }
   });
 });

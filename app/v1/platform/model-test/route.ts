@@ -4,9 +4,14 @@ import { parseInput, rest } from "@/server/http/rest";
 import { testModelConnection } from "@/server/services/agent/models";
 
 export const dynamic = "force-dynamic";
-/** Body `{provider, baseURL?, model, apiKey?}` tests that model unsaved; no body tests the saved one. */
+
+const isEmptyObject = (body: unknown): boolean =>
+  body === null ||
+  body === undefined ||
+  (typeof body === "object" && !Array.isArray(body) && Object.keys(body).length === 0);
+/** Body `{provider, baseURL?, model, apiKey?}` tests that model unsaved; no body (or `{}`) tests the saved one. */
 export const POST = rest(
   guard("POST /v1/platform/model-test", ({ ctx, body }) =>
-    testModelConnection(ctx, parseInput(modelPatchSchema.optional(), body ?? undefined)),
+    testModelConnection(ctx, parseInput(modelPatchSchema.optional(), isEmptyObject(body) ? undefined : body)),
   ),
 );
