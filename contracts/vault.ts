@@ -7,6 +7,8 @@ import { ROLES } from "./people";
 
 /** Shortest secret accepted: every App answer is redacted against every secret, so a short one would be guessable and hide ordinary words. */
 export const MIN_SECRET_LENGTH = 8;
+/** Fewest different characters (whitespace aside) a secret must have. */
+export const MIN_SECRET_VARIETY = 4;
 
 export const vaultNameSchema = z
   .string({ error: "name is required" })
@@ -19,7 +21,12 @@ const secretSchema = z
     MIN_SECRET_LENGTH,
     `secret must be at least ${MIN_SECRET_LENGTH} characters (shorter ones are guessable and would be hidden inside ordinary text)`,
   )
-  .max(16_384, "secret must be at most 16384 characters");
+  .max(16_384, "secret must be at most 16384 characters")
+  // Eight spaces or a row of dashes are in ordinary text (indents, rules, aligned columns): hiding them
+  // would garble every answer. A real secret has more variety than that.
+  .refine((s) => new Set(s.replace(/\s/g, "")).size >= MIN_SECRET_VARIETY, {
+    message: `secret must have at least ${MIN_SECRET_VARIETY} different characters besides spaces (a run of one character is ordinary text, and every App answer would have it hidden)`,
+  });
 
 const target = z.object({
   connection: z.string({ error: "allow[].connection is required" }).min(1, "allow[].connection must not be empty"),

@@ -232,6 +232,18 @@ return r.structuredContent.body`,
     expect((bad as TRPCError).code).toBe("BAD_REQUEST");
     expect((bad as TRPCError).message).toContain("secret must be at least 8 characters");
   });
+
+  it("a secret of spaces or of one repeated character is refused: it would hide ordinary text in every answer", async () => {
+    for (const secret of ["        ", "--------", " a a a a a a ", "abababab", "\t\t\t\t\t\t\t\t"]) {
+      const bad = await t
+        .caller(t.admin)
+        .vault.create({ name: "plain/text", secret })
+        .catch((e: TRPCError) => e);
+      expect((bad as TRPCError).code, JSON.stringify(secret)).toBe("BAD_REQUEST");
+      expect((bad as TRPCError).message).toContain("secret must have at least 4 different characters besides spaces");
+    }
+    expect((await t.caller(t.admin).vault.list()).map((e) => e.name)).not.toContain("plain/text");
+  });
 });
 
 describe("who may use a vault entry", () => {
