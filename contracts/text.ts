@@ -22,4 +22,5 @@ export const idField = (name: string) =>
   z
     .string({ error: `${name} must be a string` })
     .min(1, `${name} is required`)
-    .max(200, `${name} is too long`);
+    .max(200, `${name} is too long`)
+    .refine((s) => !CONTROL.test(s), `${name} must not contain control characters (such as \u0000)`);

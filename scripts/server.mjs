@@ -15,8 +15,30 @@ await app.prepare();
 // taken from the client.
 const server = createServer((req, res) => {
   req.headers["x-openbot-peer"] = req.socket.remoteAddress ?? "";
+  // A path whose %-escapes are not UTF-8 (`%C0%80`, a lone surrogate) names nothing; Next would answer a
+  // bare 500 for it, so it is refused here in the API's error shape.
+  if (!decodablePath(req.url ?? "/")) {
+    res.writeHead(400, { "content-type": "application/json", "cache-control": "no-store" });
+    res.end(
+      JSON.stringify({
+        error: { code: "BAD_REQUEST", message: "The request path is not valid percent-encoded UTF-8." },
+      }),
+    );
+    return;
+  }
   handle(req, res);
 });
+
+function decodablePath(url) {
+  const path = url.split("?")[0];
+  if (!path.includes("%")) return true;
+  try {
+    decodeURIComponent(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
 server.listen(port, host, () => console.log(`OpenBot is serving http://${host}:${port}`));
 
 let stopping = false;

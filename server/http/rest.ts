@@ -8,7 +8,7 @@
 import "server-only";
 import type { z } from "zod";
 import type { Context } from "../api/trpc";
-import { AppError, HTTP_STATUS, invalidInput } from "../services/errors";
+import { AppError, HTTP_STATUS, invalidInput, refuseNul } from "../services/errors";
 import { admit } from "./boundary";
 import { toPublicError } from "./public-error";
 
@@ -41,7 +41,11 @@ export function rest<P extends Params = Record<string, string>>(
           throw new AppError("BAD_REQUEST", "The request body is not valid JSON.");
         }
       }
-      const value = await handler({ ctx, req, params, body, query: new URL(req.url).searchParams });
+      const query = new URL(req.url).searchParams;
+      // Ids and filters name rows: one with a NUL (which no text column can hold) names none.
+      refuseNul(params, "path");
+      refuseNul(Object.fromEntries(query), "query");
+      const value = await handler({ ctx, req, params, body, query });
       // A handler that answers other than JSON (the metrics' text format) hands back its Response.
       if (value instanceof Response) return value;
       return Response.json(value, { status: options.status ?? 200, headers: { "cache-control": "no-store" } });

@@ -52,3 +52,34 @@ export function invalidInput(issues: { path: PropertyKey[]; message: string }[])
   const text = fields.map((f) => (f.field ? `${f.field}: ${f.message}` : f.message)).join("; ");
   return new AppError("BAD_REQUEST", text, { fields });
 }
+
+/**
+ * Refuses input holding a NUL character (U+0000) anywhere in a string or key: no text column can store
+ * one (Postgres refuses it, so it would surface as a server error). The 400 names where it is, as
+ * `where` (`path`, `query`) followed by the field path (`path.id`, `query.chatId`).
+ */
+export function refuseNul(value: unknown, where: string): void {
+  const at = nulAt(value, where, 0);
+  if (at !== undefined)
+    throw new AppError("BAD_REQUEST", `${at}: must not contain a NUL character (\\u0000)`, {
+      fields: [{ field: at, message: "must not contain a NUL character" }],
+    });
+}
+
+function nulAt(value: unknown, path: string, depth: number): string | undefined {
+  if (typeof value === "string") return value.includes("\u0000") ? path : undefined;
+  if (depth > 64 || typeof value !== "object" || value === null) return undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const at = nulAt(value[i], `${path}.${i}`, depth + 1);
+      if (at) return at;
+    }
+    return undefined;
+  }
+  for (const [key, item] of Object.entries(value)) {
+    if (key.includes("\u0000")) return path;
+    const at = nulAt(item, `${path}.${key}`, depth + 1);
+    if (at) return at;
+  }
+  return undefined;
+}

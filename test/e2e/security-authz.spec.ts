@@ -235,6 +235,9 @@ return { id: w.structuredContent.id, body: r.structuredContent.body }`,
   const short = await request.post("/v1/vault", { headers: admin, data: { name: "short/one", secret: "abc" } });
   expect(short.status()).toBe(400);
   expect((await short.json()).error.message).toContain("secret must be at least 8 characters");
+  const spaces = await request.post("/v1/vault", { headers: admin, data: { name: "spaces/one", secret: "        " } });
+  expect(spaces.status()).toBe(400);
+  expect((await spaces.json()).error.message).toContain("secret must have at least 4 different characters");
 });
 
 test("an admin-only entry: a member neither sees nor uses it; once it names the member, they can", async ({
@@ -286,6 +289,70 @@ try {
   ).json();
   expect(decision.request.app.arguments).toEqual({ title: "x", body: "⟦vault:launder/token⟧" });
   expect((await request.get("/v1/vault", { headers: auth(member) })).status()).toBe(403);
+});
+
+test("a failed connection's error: the admin's hides its env values and the vault's secrets, a member reads no diagnosis", async ({
+  request,
+}) => {
+  const ENV_SECRET = "e2e-envsecret-3c9d";
+  const ARG = "e2e-argsecret-71aa";
+  const added = await request.post("/v1/connections", {
+    headers: admin,
+    data: {
+      name: "Leaky e2e",
+      transport: {
+        type: "stdio",
+        command: "sh",
+        args: ["-c", 'echo "pw=$PW arg=$0" >&2; exit 3', ARG],
+        env: { PW: ENV_SECRET },
+      },
+    },
+  });
+  expect(added.status()).toBe(201);
+  const { id } = await added.json();
+  const view = async (headers: Headers) =>
+    (
+      (await (await request.get("/v1/connections", { headers })).json()) as {
+        id: string;
+        status: string;
+        error?: string;
+      }[]
+    ).find((c) => c.id === id)!;
+  await expect.poll(async () => (await view(admin)).status, { timeout: 20_000 }).toBe("failed");
+  expect((await view(admin)).error).toContain(`. Its last output: pw=•••• arg=${ARG}`);
+  const member = await keyFor(request, "member", ["apps.use", "sessions.read"]);
+  const seen = await view(auth(member));
+  expect(seen.error).toBe("This App is not available now; an admin can see why in Admin · Apps.");
+  const text = await (await request.get("/v1/connections", { headers: auth(member) })).text();
+  expect(text).not.toContain(ENV_SECRET);
+  expect(text).not.toContain(ARG);
+  expect((await request.delete(`/v1/connections/${id}`, { headers: admin })).status()).toBe(200);
+});
+
+test("the model's stored key is not sent to a new provider or base URL; a base URL must be http(s)", async ({
+  request,
+}) => {
+  const settings = async () =>
+    (await (await request.get("/v1/platform/settings", { headers: admin })).json()) as {
+      version: number;
+      model: { apiKeySet: boolean } | null;
+    };
+  const save = async (model: Record<string, unknown> | null) =>
+    request.patch("/v1/platform/settings", {
+      headers: admin,
+      data: { expectedVersion: (await settings()).version, model },
+    });
+  const local = { provider: "openai-compatible", baseURL: "http://127.0.0.1:9/v1", model: "m" };
+  expect((await (await save({ ...local, apiKey: "sk-e2e-local-1234" })).json()).model.apiKeySet).toBe(true);
+  const moved = await save({ ...local, baseURL: "http://127.0.0.1:10/v1" });
+  expect(moved.status()).toBe(200);
+  expect((await moved.json()).model.apiKeySet).toBe(false);
+  const bad = await save({ ...local, baseURL: "file:///etc/passwd" });
+  expect(bad.status()).toBe(400);
+  expect((await bad.json()).error.message).toContain("model.baseURL must be an http(s) URL");
+  const tested = await request.post("/v1/platform/model-test", { headers: admin, data: {} });
+  expect(tested.status()).toBe(200);
+  expect((await save(null)).status()).toBe(200);
 });
 
 test("Admin → Vault: an admin sets who may use an entry (roles and people)", async ({ page, request }) => {

@@ -481,6 +481,41 @@ test("names with control characters are a 400 naming the field, on REST and tRPC
   expect((await rotate.json()).error.message).toContain("name");
 });
 
+test("ids and filters with a NUL, and paths that are not UTF-8, are a 400 in the API's shape, never a 500", async ({
+  request,
+}) => {
+  for (const [route, field] of [
+    ["/v1/code-runs/%00", "path.id"],
+    ["/v1/chats/%00/code-runs", "path.chatId"],
+    ["/v1/grants?chatId=%00", "query.chatId"],
+    ["/v1/decisions?chatId=a%00", "query.chatId"],
+  ] as const) {
+    const r = await request.get(route, { headers: admin });
+    expect(r.status(), route).toBe(400);
+    expect((await r.json()).error.message, route).toContain(`${field}: must not contain a NUL character`);
+  }
+  const decide = await request.post("/v1/decisions/%00", { headers: admin, data: { decision: "allow" } });
+  expect(decide.status()).toBe(400);
+  const member = await (
+    await request.post("/v1/users", { headers: admin, data: { name: "Nul id tester", role: "member" } })
+  ).json();
+  expect(member.id).toBeTruthy();
+  const key = await request.post("/v1/api-keys", {
+    headers: admin,
+    data: { userId: "a\u0000b", name: "k", permissions: [] },
+  });
+  expect(key.status()).toBe(400);
+  expect((await key.json()).error.message).toContain("userId must not contain control characters");
+  for (const route of ["/v1/code-runs/%C0%80", "/v1/code-runs/%ED%A0%80"]) {
+    const r = await request.get(route, { headers: admin });
+    expect(r.status(), route).toBe(400);
+    expect(await r.json()).toEqual({
+      error: { code: "BAD_REQUEST", message: "The request path is not valid percent-encoded UTF-8." },
+    });
+  }
+  expect((await request.get("/v1/code-runs/%E2%82%AC", { headers: admin })).status()).toBe(404);
+});
+
 test("failed sign-ins are limited per address (429 with Retry-After); another address still signs in", async () => {
   const json = { "content-type": "application/json" };
   const attempt = (token: string, localAddress: string) =>
