@@ -5,7 +5,10 @@
 import { z } from "zod";
 import { idField, plainName } from "./text";
 
-export const createChatInput = z.object({ title: plainName("title", 200).optional() });
+/** Longest chat title. */
+export const CHAT_TITLE_MAX = 200;
+
+export const createChatInput = z.object({ title: plainName("title", CHAT_TITLE_MAX).optional() });
 export type CreateChatInput = z.infer<typeof createChatInput>;
 
 /** `query` keeps the chats whose title contains it. */
@@ -20,7 +23,7 @@ export const chatIdInput = z.object({ id: idField("id") });
 export const updateChatInput = z
   .object({
     id: idField("id"),
-    title: plainName("title", 200).optional(),
+    title: plainName("title", CHAT_TITLE_MAX).optional(),
     pinned: z.boolean({ error: "pinned must be true or false" }).optional(),
   })
   .strict()

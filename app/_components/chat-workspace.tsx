@@ -9,6 +9,7 @@ import { useSubscription } from "@trpc/tanstack-react-query";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useEffect, useState } from "react";
+import { CHAT_TITLE_MAX } from "@/contracts/chats";
 import type { CodeRunRecord } from "@/contracts/code-run";
 import type { LogLine } from "@/contracts/engine";
 import { CALENDAR_PROGRAM as EXAMPLE } from "@/contracts/example-programs.mjs";
@@ -219,7 +220,7 @@ function ChatHeader({ chatId, title, pinned }: { chatId: string; title: string; 
     <div className="stack" style={{ gap: 6 }}>
       <div className="row chat-header">
         {editing === null ? (
-          <h1 style={{ margin: 0, fontSize: 22, flex: "1 1 12em" }}>{title}</h1>
+          <h1 style={{ margin: 0, fontSize: 22, flex: "1 1 12em", minWidth: 0, overflowWrap: "anywhere" }}>{title}</h1>
         ) : (
           <form
             className="row"
@@ -233,6 +234,12 @@ function ChatHeader({ chatId, title, pinned }: { chatId: string; title: string; 
               aria-label="Chat title"
               value={editing}
               onChange={(e) => setEditing(e.target.value)}
+              onKeyDown={(e) => {
+                if (e.key === "Escape") setEditing(null);
+              }}
+              maxLength={CHAT_TITLE_MAX}
+              // biome-ignore lint/a11y/noAutofocus: the field replaces the Rename button the person just pressed
+              autoFocus
               style={{ flex: 1, width: "auto" }}
             />
             <button className="primary" type="submit" disabled={update.isPending}>

@@ -3,6 +3,9 @@
  * A JSON value as a collapsible tree; objects and arrays fold open to two levels. A program's value can
  * be nested thousands of levels deep, which as nested elements would take the page down: below
  * `MAX_TREE_DEPTH` the tree stops and offers the rest as raw JSON text, itself cut at `RAW_MAX_CHARS`.
+ * A long string wraps (a decision card must show every character of what is approved), and characters
+ * that reorder text (bidi controls such as U+202E) are shown as escapes, so a value cannot disguise itself.
+ * An object or array shows its first `SHOWN_ENTRIES` entries until asked for the rest.
  */
 import { type ReactNode, useState } from "react";
 
@@ -10,14 +13,21 @@ import { type ReactNode, useState } from "react";
 export const MAX_TREE_DEPTH = 20;
 /** Longest raw JSON text shown for a cut subtree. */
 export const RAW_MAX_CHARS = 20_000;
+/** Entries of one object or array drawn before "Show all". */
+export const SHOWN_ENTRIES = 100;
+
+/** Bidirectional controls: they reorder the text around them on screen. */
+const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const shownJson = (value: unknown): string =>
+  (JSON.stringify(value) ?? String(value)).replace(BIDI, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 
 export function JsonTree({ value, depth = 0, label }: { value: unknown; depth?: number; label?: string }) {
   const prefix = label !== undefined ? <span className="muted">{label}: </span> : null;
   if (value === null || typeof value !== "object") {
     return (
-      <div style={{ paddingLeft: depth ? 14 : 0 }}>
+      <div className="json-leaf" style={{ paddingLeft: depth ? 14 : 0 }}>
         {prefix}
-        <span className={typeof value === "string" ? "tok-str" : "tok-num"}>{JSON.stringify(value)}</span>
+        <span className={typeof value === "string" ? "tok-str" : "tok-num"}>{shownJson(value)}</span>
       </div>
     );
   }
@@ -34,10 +44,27 @@ export function JsonTree({ value, depth = 0, label }: { value: unknown; depth?: 
         {prefix}
         <span className="muted">{summary}</span>
       </summary>
-      {entries.map(([k, v]) => (
+      <Entries entries={entries} depth={depth} />
+    </details>
+  );
+}
+
+function Entries({ entries, depth }: { entries: [string, unknown][]; depth: number }) {
+  const [all, setAll] = useState(false);
+  const shown = all ? entries : entries.slice(0, SHOWN_ENTRIES);
+  return (
+    <>
+      {shown.map(([k, v]) => (
         <JsonTree key={k} value={v} depth={depth + 1} label={k} />
       ))}
-    </details>
+      {shown.length < entries.length && (
+        <div style={{ paddingLeft: 14 }}>
+          <button type="button" className="small" onClick={() => setAll(true)}>
+            Show all {entries.length} entries
+          </button>
+        </div>
+      )}
+    </>
   );
 }
 

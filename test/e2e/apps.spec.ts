@@ -352,3 +352,37 @@ test("a drafts store that never answers leaves the composer usable after a few s
   await expect(card).toHaveAttribute("data-status", "Completed");
   await expect(card.getByTestId("run-value")).toContainText("5");
 });
+
+test("every character of a long argument is on the decision card; bidi controls in a value show as escapes; a long title wraps", async ({
+  page,
+}) => {
+  await signIn(page);
+  const tail = "&amount=99999&currency=EUR&final=yes";
+  const card = await runProgram(
+    page,
+    `const link = "https://pay.example.com/transfer?to=" + "ACCT".repeat(30) + ${JSON.stringify(tail)}
+return await apps.email.send_email({ to: "bob@example.com", subject: "invoice", body: link })`,
+  );
+  await expect(card).toHaveAttribute("data-status", "Waiting");
+  const args = page.getByTestId("decision-card").getByTestId("decision-arguments");
+  await expect(args).toContainText(tail);
+  // Nothing of it is cut off: the arguments fit their box, and the box fits the card.
+  expect(await args.evaluate((el) => el.scrollWidth <= el.clientWidth + 1)).toBe(true);
+  const cardBox = (await page.getByTestId("decision-card").boundingBox())!;
+  const argsBox = (await args.boundingBox())!;
+  expect(argsBox.x + argsBox.width).toBeLessThanOrEqual(cardBox.x + cardBox.width + 1);
+  await page.getByTestId("decision-card").getByRole("button", { name: "Deny", exact: true }).click();
+  // Denied and not caught: the program fails with AppCallDenied.
+  await expect(card).toHaveAttribute("data-status", "Failed");
+
+  // U+202E would flip the text after it on screen; the card shows it as an escape.
+  await page.getByRole("textbox", { name: "Program" }).fill('return "paid \\u202e gpj.exe"');
+  const bidi = await runComposer(page);
+  await expect(bidi.getByTestId("run-value")).toHaveText('"paid \\u202e gpj.exe"');
+
+  await page.getByRole("button", { name: "Rename" }).click();
+  await page.getByRole("textbox", { name: "Chat title" }).fill("Z".repeat(200));
+  await page.getByRole("button", { name: "Save title" }).click();
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Z".repeat(200));
+  expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+});
