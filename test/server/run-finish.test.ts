@@ -6,7 +6,7 @@
  * it) is answered by reading the run again, as before.
  */
 import type { TRPCError } from "@trpc/server";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   makePerson,
   pageRunWithOneCall,
@@ -158,5 +158,63 @@ return "returned"`,
     });
     const decisions = await caller.decisions.list({ runId: record.id });
     expect(decisions.map((d) => d.status)).toEqual(["withdrawn"]);
+  });
+
+  it("a run stopped while it ran keeps the lines it logged until it stopped (server runner)", async () => {
+    const caller = t.caller(t.admin);
+    const chat = await caller.chats.create({ title: "Cancel keeps logs" });
+    const ran = caller.codeRuns.runOnServer({
+      chatId: chat.id,
+      code: `console.log("step 1 reached")
+await apps.work_calendar.list_events({ day: "2026-10-23" })
+console.log("step 2 reached")
+while (true) {}`,
+    });
+    const runId = await vi.waitFor(async () => {
+      const rows = await t.platform.db.query<{ id: string; status: string }>(
+        "select c.id, c.status from code_runs c join code_run_calls k on k.run_id = c.id where c.chat_id = $1",
+        [chat.id],
+      );
+      expect(rows[0]?.status).toBe("Running");
+      return rows[0]!.id;
+    });
+    await caller.codeRuns.cancel({ id: runId });
+    await ran;
+    await vi.waitFor(async () => {
+      const record = await caller.codeRuns.byId({ id: runId });
+      expect(record.status).toBe("Cancelled");
+      expect(record.result).toMatchObject({ _tag: "Failed", reason: "Cancelled", message: "The program was stopped." });
+      expect((record.result as { logs: { text: string }[] }).logs.map((l) => l.text)).toEqual([
+        "step 1 reached",
+        "step 2 reached",
+      ]);
+    });
+  });
+
+  it("a page's report after a cancel adds its log once, and only for the attempt that was cancelled", async () => {
+    const caller = t.caller(t.admin);
+    const { runId, attempt } = await pageRunWithOneCall(caller, "Cancelled page run");
+    await caller.codeRuns.cancel({ id: runId });
+    const logs = [{ level: "log" as const, text: "where it got stuck" }];
+    const after = await caller.codeRuns.finish({
+      runId,
+      attempt,
+      outcome: { status: "failed", reason: "Cancelled", message: "stopped", logs, output: [] },
+    });
+    expect(after.status).toBe("Cancelled");
+    expect(after.result).toMatchObject({ _tag: "Failed", reason: "Cancelled", logs });
+    // A second report does not replace it.
+    const again = await caller.codeRuns.finish({
+      runId,
+      attempt,
+      outcome: {
+        status: "failed",
+        reason: "Cancelled",
+        message: "stopped",
+        logs: [{ level: "log", text: "x" }],
+        output: [],
+      },
+    });
+    expect(again.result).toMatchObject({ logs });
   });
 });

@@ -21,7 +21,7 @@ import { AppError } from "../errors";
 import { cancelRunCalls } from "../run-app-calls";
 import { callsRecorded } from "./recording";
 import { hostedRunRecord } from "./records";
-import { type RunRow, runForCall, runForHost, seal } from "./rows";
+import { open, type RunRow, runForCall, runForHost, seal } from "./rows";
 
 const SAFE_MESSAGES: Record<FailureReason, string> = {
   Error: "The program threw an error it did not catch.",
@@ -80,7 +80,10 @@ async function finishChecked(
   if (run.status === "Running" && outcome.status === "completed" && valueFits(run, outcome))
     return (await completeRun(ctx, run, attempt, outcome)) ?? hostedRunRecord(ctx, runId);
   if (outcome.completionOrder?.length) await storeCompletionOrder(ctx, runId, outcome.completionOrder);
-  if (run.status !== "Running") return hostedRunRecord(ctx, runId);
+  if (run.status !== "Running") {
+    if (run.status === "Cancelled" && outcome.logs.length > 0) await keepCancelledLogs(ctx, run, outcome.logs);
+    return hostedRunRecord(ctx, runId);
+  }
   if (outcome.status === "completed") {
     const { outputBytes } = JSON.parse(run.limits) as EngineLimits;
     await failRun(ctx, runId, "OutputTooLarge", `The value is larger than outputBytes (${outputBytes}).`, outcome.logs);
@@ -232,6 +235,24 @@ async function storeCompletionOrder(ctx: ServiceContext, runId: string, order: n
   );
   const calls = Number(row?.n ?? 0);
   if (order.length > calls) refuse("completionOrder", `has ${order.length} entries, but the run made ${calls} calls`);
+}
+
+/**
+ * A run is Cancelled in the record the moment someone stops it (cancelRun), before its host has stopped
+ * the program, so that record has no log. When the attempt that was running then reports its end, the
+ * lines it logged until it stopped go into the Cancelled record: where a program got stuck is what a
+ * person who stopped it wants to see. Only once, and only for the attempt the run was cancelled at.
+ */
+async function keepCancelledLogs(ctx: ServiceContext, run: RunRow, logs: RunOutcome["logs"]): Promise<void> {
+  if (!run.result_enc) return;
+  const result = open<CodeRunResult>(ctx, "code_runs", run.id, "result", run.result_enc);
+  if (result._tag !== "Failed" || result.reason !== "Cancelled" || result.logs.length > 0) return;
+  const kept = await ctx.platform.db.query(
+    `update code_runs set result_enc = $1, updated_at = $2
+     where id = $3 and status = 'Cancelled' and attempt = $4 and result_enc = $5 returning id`,
+    [seal(ctx, "code_runs", run.id, "result", { ...result, logs }), Date.now(), run.id, run.attempt, run.result_enc],
+  );
+  if (kept.length) ctx.platform.events.emit("run", { runId: run.id });
 }
 
 /** Ends a run as Failed. The message stays in the (encrypted) record; the log gets only the error id and reason. */
