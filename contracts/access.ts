@@ -67,7 +67,9 @@ export const TRPC_ACCESS: Readonly<Record<string, Access>> = {
   "executions.cancel": apps,
   "users.list": admin,
   "users.create": admin,
+  "apiKeys.list": admin,
   "apiKeys.create": admin,
+  "apiKeys.revoke": admin,
 };
 
 /** `METHOD /v1/path` as the route file spells it (`[param]` segments). */
@@ -124,6 +126,8 @@ export const REST_ACCESS = {
   "DELETE /v1/vault/[...name]": admin,
   "GET /v1/users": admin,
   "POST /v1/users": admin,
+  "GET /v1/api-keys": admin,
   "POST /v1/api-keys": admin,
+  "DELETE /v1/api-keys/[id]": admin,
 } as const satisfies Record<string, Access>;
 export type RestRoute = keyof typeof REST_ACCESS;

@@ -1,6 +1,9 @@
-/** What an admin sends to add people and API keys (tRPC `users.create`/`apiKeys.create`, `/v1/users`, `/v1/api-keys`). */
+/**
+ * What an admin sends to add people and manage API keys (tRPC `users.*`, `apiKeys.*`; `/v1/users`,
+ * `/v1/api-keys`), and the key view they get back (never the token or its hash).
+ */
 import { z } from "zod";
-import { PERMISSIONS } from "./permissions";
+import { PERMISSIONS, type Permission } from "./permissions";
 import { idField, plainName } from "./text";
 
 export const ROLES = ["admin", "member"] as const;
@@ -21,3 +24,21 @@ export const createApiKeyInput = z.object({
   }),
 });
 export type CreateApiKeyInput = z.infer<typeof createApiKeyInput>;
+
+/** The key to revoke: `apiKeys.revoke {id}`, `DELETE /v1/api-keys/:id`. */
+export const apiKeyIdInput = z.object({ id: idField("id") });
+export type ApiKeyIdInput = z.infer<typeof apiKeyIdInput>;
+
+/** One API key as admins see it: who holds it and what it may do, never its token or hash. */
+export interface ApiKeyView {
+  id: string;
+  name: string;
+  userId: string;
+  userName: string;
+  role: Role;
+  /** As created; a key acts with these cut to its user's current role. */
+  permissions: Permission[];
+  createdAt: number;
+  /** When it was revoked; null while it works. */
+  revokedAt: number | null;
+}

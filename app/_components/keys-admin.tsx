@@ -1,7 +1,11 @@
 "use client";
-/** Admin → API keys: people and their keys. A new key's token is shown once; only its hash is stored. */
+/**
+ * Admin → API keys: people and their keys. A new key's token is shown once; only its hash is stored. Every
+ * key is listed with Revoke (confirmed first; a refusal is shown on its row).
+ */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
+import type { ApiKeyView } from "@/contracts/people";
 import { PERMISSIONS, type Permission } from "@/contracts/permissions";
 import { useTRPC } from "../_lib/trpc";
 import { ErrorText, Field } from "./field";
@@ -25,7 +29,15 @@ export function KeysAdmin() {
       },
     }),
   );
-  const addKey = useMutation(trpc.apiKeys.create.mutationOptions({ onSuccess: (k) => setToken(k.token) }));
+  const addKey = useMutation(
+    trpc.apiKeys.create.mutationOptions({
+      onSuccess: (k) => {
+        setToken(k.token);
+        setKeyName("");
+        void queryClient.invalidateQueries({ queryKey: trpc.apiKeys.list.queryKey() });
+      },
+    }),
+  );
   return (
     <div className="stack">
       <form
@@ -112,6 +124,104 @@ export function KeysAdmin() {
           </button>
         </div>
       </form>
+      <KeysTable />
     </div>
+  );
+}
+
+function KeysTable() {
+  const trpc = useTRPC();
+  const keys = useQuery(trpc.apiKeys.list.queryOptions());
+  return (
+    <section className="stack" aria-labelledby="keys-heading">
+      <h2 id="keys-heading" style={{ margin: 0, fontSize: 18 }}>
+        Keys
+      </h2>
+      <ErrorText error={keys.error} />
+      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: on a narrow window the table scrolls sideways, and a scroll region must be reachable by keyboard */}
+      <table className="calls panel" aria-label="API keys" tabIndex={0}>
+        <thead>
+          <tr>
+            <th>Person</th>
+            <th>Key name</th>
+            <th>Permissions</th>
+            <th>Created</th>
+            <th>Status</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>
+          {keys.data?.map((k) => (
+            <KeyRow key={k.id} apiKey={k} />
+          ))}
+        </tbody>
+      </table>
+      {keys.data?.length === 0 && <p className="muted">No keys yet.</p>}
+    </section>
+  );
+}
+
+const when = (ms: number) => new Date(ms).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+
+/** One key; a refused Revoke shows its reason in a row right below, and describes the button. */
+function KeyRow({ apiKey: k }: { apiKey: ApiKeyView }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const revoke = useMutation(
+    trpc.apiKeys.revoke.mutationOptions({
+      onSuccess: () => queryClient.invalidateQueries({ queryKey: trpc.apiKeys.list.queryKey() }),
+    }),
+  );
+  const errorId = `revoke-error-${k.id}`;
+  return (
+    <>
+      <tr data-testid="api-key">
+        <td>
+          {k.userName} <span className="muted">({k.role})</span>
+        </td>
+        <td>{k.name}</td>
+        <td className="small">{k.permissions.join(", ") || "none"}</td>
+        <td className="small muted" style={{ whiteSpace: "nowrap" }}>
+          {when(k.createdAt)}
+        </td>
+        <td className="small" data-testid="api-key-status">
+          {k.revokedAt === null ? (
+            "Active"
+          ) : (
+            <>
+              Revoked{" "}
+              <span className="muted" style={{ display: "block", whiteSpace: "nowrap" }}>
+                {when(k.revokedAt)}
+              </span>
+            </>
+          )}
+        </td>
+        <td style={{ whiteSpace: "nowrap" }}>
+          {k.revokedAt === null && (
+            <button
+              type="button"
+              disabled={revoke.isPending}
+              aria-label={`Revoke ${k.name} of ${k.userName}`}
+              aria-describedby={revoke.error ? errorId : undefined}
+              onClick={() =>
+                window.confirm(`Revoke the key ${k.name} of ${k.userName}? It stops working at once.`) &&
+                revoke.mutate({ id: k.id })
+              }
+            >
+              Revoke
+            </button>
+          )}
+        </td>
+      </tr>
+      {revoke.error && (
+        <tr data-testid="api-key-error">
+          <td colSpan={6}>
+            <span id={errorId} role="alert" className="error-text small">
+              {revoke.error.message}
+            </span>
+          </td>
+        </tr>
+      )}
+    </>
   );
 }

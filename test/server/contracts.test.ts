@@ -36,6 +36,7 @@ describe("one schema per request, named fields in the refusal", () => {
       ["chats.share", () => admin.chats.share({ chatId: chat.id, userId: 5 as never }), "userId"],
       ["users.create", () => admin.users.create({ name: "Owner", role: "owner" as never }), "role"],
       ["apiKeys.create", () => admin.apiKeys.create({ userId, name: "", permissions: [] }), "name"],
+      ["apiKeys.revoke", () => admin.apiKeys.revoke({ id: 5 as never }), "id"],
       [
         "settings.update",
         () => admin.settings.update({ expectedVersion: settings.version, codeMode: { timeoutMs: 5 } }),

@@ -1,6 +1,6 @@
 import "server-only";
-import { createApiKeyInput, createUserInput } from "@/contracts/people";
-import { addApiKey, addUser, listUsers } from "../../services/people";
+import { apiKeyIdInput, createApiKeyInput, createUserInput } from "@/contracts/people";
+import { addApiKey, addUser, listApiKeys, listUsers, revokeApiKey } from "../../services/people";
 import { createTRPCRouter, publicProcedure } from "../trpc";
 
 export const usersRouter = createTRPCRouter({
@@ -9,5 +9,7 @@ export const usersRouter = createTRPCRouter({
 });
 
 export const apiKeysRouter = createTRPCRouter({
+  list: publicProcedure.query(({ ctx }) => listApiKeys(ctx)),
+  revoke: publicProcedure.input(apiKeyIdInput).mutation(({ ctx, input }) => revokeApiKey(ctx, input)),
   create: publicProcedure.input(createApiKeyInput).mutation(({ ctx, input }) => addApiKey(ctx, input)),
 });

@@ -1,0 +1,172 @@
+/**
+ * Listing and revoking API keys against the built server: `GET /v1/api-keys` lists every key for an admin
+ * and nothing for anyone else; `DELETE /v1/api-keys/:id` revokes a key, after which its token and a page
+ * signed in with it get 401; the OPENBOT_ADMIN_TOKEN key is refused. Admin → API keys shows the table and
+ * revokes a key after a confirmation.
+ */
+import { randomUUID } from "node:crypto";
+import { type APIRequestContext, expect, type Page, test } from "@playwright/test";
+import { E2E_ADMIN_TOKEN } from "../../playwright.config";
+import { admin, signIn } from "./helpers";
+
+test.describe.configure({ mode: "serial" });
+
+type Permission = "platform.admin" | "apps.use" | "sessions.read" | "sessions.write";
+
+async function personWithKey(request: APIRequestContext, role: "admin" | "member", permissions: Permission[]) {
+  const user = await request.post("/v1/users", { headers: admin, data: { name: `Keys ${role}`, role } });
+  expect(user.status()).toBe(201);
+  const { id: userId } = (await user.json()) as { id: string };
+  const name = `key ${randomUUID().slice(0, 8)}`;
+  const key = await request.post("/v1/api-keys", { headers: admin, data: { userId, name, permissions } });
+  expect(key.status()).toBe(201);
+  const { id, token } = (await key.json()) as { id: string; token: string };
+  return { userId, id, name, token, headers: { Authorization: `Bearer ${token}` } };
+}
+
+test("GET /v1/api-keys lists every key for an admin, never a token; a member or a key without platform.admin gets 403 and no data", async ({
+  request,
+}) => {
+  const member = await personWithKey(request, "member", ["apps.use", "sessions.read", "sessions.write"]);
+  const listed = await request.get("/v1/api-keys", { headers: admin });
+  expect(listed.status()).toBe(200);
+  const keys = (await listed.json()) as Record<string, unknown>[];
+  expect(keys.find((k) => k.id === member.id)).toEqual({
+    id: member.id,
+    name: member.name,
+    userId: member.userId,
+    userName: "Keys member",
+    role: "member",
+    permissions: ["apps.use", "sessions.read", "sessions.write"],
+    createdAt: expect.any(Number),
+    revokedAt: null,
+  });
+  expect(keys.map((k) => k.name)).toContain("OPENBOT_ADMIN_TOKEN");
+  const text = JSON.stringify(keys);
+  expect(text).not.toContain(member.token);
+  expect(text).not.toContain(E2E_ADMIN_TOKEN);
+
+  const scoped = await personWithKey(request, "admin", ["apps.use", "sessions.read", "sessions.write"]);
+  for (const [who, headers] of [
+    ["member", member.headers],
+    ["admin without platform.admin", scoped.headers],
+  ] as const) {
+    for (const r of [
+      await request.get("/v1/api-keys", { headers }),
+      await request.get("/api/trpc/apiKeys.list", { headers }),
+      await request.delete(`/v1/api-keys/${member.id}`, { headers }),
+    ]) {
+      expect(`${who} ${r.url()}: ${r.status()}`).toBe(`${who} ${r.url()}: 403`);
+      const body = await r.text();
+      expect(body).toContain("platform.admin");
+      expect(body).not.toContain(member.id);
+      expect(body).not.toContain("OPENBOT_ADMIN_TOKEN");
+    }
+  }
+  expect((await request.get("/v1/chats", { headers: member.headers })).status()).toBe(200);
+});
+
+test("DELETE /v1/api-keys/:id revokes at once: the token and a page signed in with it get 401; again answers the same", async ({
+  request,
+  page,
+}) => {
+  const member = await personWithKey(request, "member", ["apps.use", "sessions.read", "sessions.write"]);
+  expect((await request.get("/v1/chats", { headers: member.headers })).status()).toBe(200);
+  await page.goto("/");
+  await page.getByLabel("Token").fill(member.token);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await expect(page.getByTestId("signed-in-as")).toBeVisible();
+  expect((await page.request.get("/v1/chats")).status()).toBe(200);
+
+  const revoked = await request.delete(`/v1/api-keys/${member.id}`, { headers: admin });
+  expect(revoked.status()).toBe(200);
+  const view = await revoked.json();
+  expect(view).toMatchObject({ id: member.id, revokedAt: expect.any(Number) });
+
+  const after = await request.get("/v1/chats", { headers: member.headers });
+  expect(after.status()).toBe(401);
+  expect((await page.request.get("/v1/chats")).status()).toBe(401);
+  await page.reload();
+  await expect(page.getByRole("button", { name: "Sign in" })).toBeVisible();
+
+  const again = await request.delete(`/v1/api-keys/${member.id}`, { headers: admin });
+  expect(again.status()).toBe(200);
+  expect(await again.json()).toEqual(view);
+  const listed = (await (await request.get("/v1/api-keys", { headers: admin })).json()) as { id: string }[];
+  expect(listed.find((k) => k.id === member.id)).toEqual(view);
+});
+
+test("DELETE refuses the OPENBOT_ADMIN_TOKEN key (409, naming the variable) and answers 404 for an unknown id", async ({
+  request,
+}) => {
+  const keys = (await (await request.get("/v1/api-keys", { headers: admin })).json()) as {
+    id: string;
+    name: string;
+  }[];
+  const fromEnv = keys.find((k) => k.name === "OPENBOT_ADMIN_TOKEN")!;
+  const refused = await request.delete(`/v1/api-keys/${fromEnv.id}`, { headers: admin });
+  expect(refused.status()).toBe(409);
+  const { error } = await refused.json();
+  expect(error).toMatchObject({ code: "CONFLICT", details: { reason: "admin_token_env" } });
+  expect(error.message).toContain("Change or unset OPENBOT_ADMIN_TOKEN");
+  expect((await request.get("/v1/api-keys", { headers: admin })).status()).toBe(200);
+
+  const missing = await request.delete("/v1/api-keys/key_none", { headers: admin });
+  expect(missing.status()).toBe(404);
+  expect((await missing.json()).error.message).toBe("No such API key.");
+});
+
+function keyRow(page: Page, name: string) {
+  return page.getByRole("table", { name: "API keys" }).getByTestId("api-key").filter({ hasText: name });
+}
+
+test("Admin → API keys: a new key shows in the table; Revoke asks first, then marks it revoked; a refusal shows on its row", async ({
+  page,
+  request,
+}) => {
+  const person = `Keys UI ${randomUUID().slice(0, 6)}`;
+  const keyName = `phone ${randomUUID().slice(0, 6)}`;
+  await signIn(page);
+  await page.getByRole("link", { name: "Admin · API keys" }).click();
+  await page.getByLabel("Name", { exact: true }).fill(person);
+  await page.getByRole("button", { name: "Add person" }).click();
+  await expect(page.getByRole("form", { name: "Add a person" })).toContainText(person);
+  await page.getByLabel("Key name").fill(keyName);
+  await page.getByRole("button", { name: "Create key" }).click();
+  const token = (await page.getByTestId("new-token").locator("code").textContent())!;
+  expect(token).toMatch(/^obk_/);
+  await expect(page.getByLabel("Key name")).toHaveValue("");
+
+  const row = keyRow(page, keyName);
+  await expect(row).toContainText(person);
+  await expect(row).toContainText("apps.use, sessions.read, sessions.write");
+  await expect(row.getByTestId("api-key-status")).toHaveText("Active");
+
+  // Dismissing the confirmation changes nothing.
+  page.once("dialog", (d) => d.dismiss());
+  await row.getByRole("button", { name: /^Revoke/ }).click();
+  await expect(row.getByTestId("api-key-status")).toHaveText("Active");
+  expect((await request.get("/v1/chats", { headers: { Authorization: `Bearer ${token}` } })).status()).toBe(200);
+
+  let asked = "";
+  page.once("dialog", (d) => {
+    asked = d.message();
+    void d.accept();
+  });
+  await row.getByRole("button", { name: /^Revoke/ }).click();
+  await expect(row.getByTestId("api-key-status")).toHaveText(/^Revoked /);
+  expect(asked).toContain(keyName);
+  await expect(row.getByRole("button", { name: /^Revoke/ })).toHaveCount(0);
+  expect((await request.get("/v1/chats", { headers: { Authorization: `Bearer ${token}` } })).status()).toBe(401);
+
+  const envRow = keyRow(page, "OPENBOT_ADMIN_TOKEN");
+  page.once("dialog", (d) => d.accept());
+  const envRevoke = envRow.getByRole("button", { name: /^Revoke/ });
+  await envRevoke.click();
+  await expect(envRevoke).toHaveAccessibleDescription(/Change or unset OPENBOT_ADMIN_TOKEN/);
+  await expect(page.getByRole("table", { name: "API keys" }).getByRole("alert")).toContainText(
+    "Change or unset OPENBOT_ADMIN_TOKEN",
+  );
+  await expect(envRow.getByTestId("api-key-status")).toHaveText("Active");
+  await page.screenshot({ path: "test-results/screenshots/admin-keys-table.png", fullPage: true });
+});
