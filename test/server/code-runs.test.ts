@@ -27,6 +27,22 @@ describe("a chat titled by the first program a person runs in it", () => {
     expect(titleFromProgram("// Count to three\nreturn apps.nothing.here", catalog)).toBeNull();
   });
 
+  it("names nothing a comment or a string names: only bindings in the code itself", () => {
+    const catalog = ["cal.list", "email.send"];
+    expect(titleFromProgram("// apps.email.send is not called\nreturn 1", catalog)).toBeNull();
+    expect(titleFromProgram("/* apps.email.send(\n */ return 1", catalog)).toBeNull();
+    expect(titleFromProgram('const s = "apps.email.send"; return s', catalog)).toBeNull();
+    expect(titleFromProgram("return 'it\\'s apps.email.send'", catalog)).toBeNull();
+    expect(titleFromProgram("return `apps.email.send`", catalog)).toBeNull();
+    expect(
+      titleFromProgram(
+        '// apps.email.send\nconst d = "2026"; return apps.cal.list({ day: "x" }) // apps.email.send',
+        catalog,
+      ),
+    ).toBe("cal.list");
+    expect(titleFromProgram('const u = "http://x"; return apps.cal.list({})', catalog)).toBe("cal.list");
+  });
+
   it("titles a new chat once, with nothing of the program's text or reason in clear; a named chat keeps its name", async () => {
     const caller = t.caller(t.admin);
     const fresh = await caller.chats.create({});

@@ -31,10 +31,43 @@ import { loadRun, open, type RunRow, runForCall, runForHost, seal, seedHostCheck
  * three), or null when it names none. Only catalog names, never the program's own text or its reason:
  * code and reason are encrypted at rest, and a title is stored (and searched) in clear.
  */
+/**
+ * The program with its comments and the text of its string and template literals blanked out, so that
+ * `// apps.email.send_email is not called` or `"apps.email.send_email"` names nothing. A plain scanner,
+ * not a parser: a regular expression literal holding a quote may blank a little more, never less.
+ */
+function codeOnly(code: string): string {
+  let out = "";
+  let i = 0;
+  while (i < code.length) {
+    const c = code[i]!;
+    const next = code[i + 1];
+    let stop: number;
+    if (c === "/" && next === "/") {
+      const newline = code.indexOf("\n", i);
+      stop = newline === -1 ? code.length : newline;
+    } else if (c === "/" && next === "*") {
+      const close = code.indexOf("*/", i + 2);
+      stop = close === -1 ? code.length : close + 2;
+    } else if (c === '"' || c === "'" || c === "`") {
+      let j = i + 1;
+      while (j < code.length && code[j] !== c && (c === "`" || code[j] !== "\n")) j += code[j] === "\\" ? 2 : 1;
+      stop = Math.min(j + 1, code.length);
+    } else {
+      out += c;
+      i += 1;
+      continue;
+    }
+    out += " ".repeat(stop - i);
+    i = stop;
+  }
+  return out;
+}
+
 export function titleFromProgram(code: string, catalog: readonly string[]): string | null {
   const known = new Set(catalog);
   const named = new Set<string>();
-  for (const m of code.matchAll(/\bapps\s*\.\s*([A-Za-z_$][\w$]*)\s*\.\s*([A-Za-z_$][\w$]*)/g)) {
+  for (const m of codeOnly(code).matchAll(/\bapps\s*\.\s*([A-Za-z_$][\w$]*)\s*\.\s*([A-Za-z_$][\w$]*)/g)) {
     const binding = `${m[1]}.${m[2]}`;
     if (known.has(binding)) named.add(binding);
   }
