@@ -6,6 +6,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import type { Policy } from "@/contracts/connections";
+import { useOneAtATime } from "../_lib/one-at-a-time";
 import { useTRPC } from "../_lib/trpc";
 import { ErrorText, Field } from "./field";
 import { ConnectButton } from "./oauth-connect";
@@ -199,6 +200,7 @@ function AddConnection({ onAdded }: { onAdded: () => void }) {
   const [args, setArgs] = useState("");
   const [url, setUrl] = useState("");
   const [signIn, setSignIn] = useState<"" | "shared" | "person">("");
+  const once = useOneAtATime();
   const add = useMutation(
     trpc.connections.create.mutationOptions({
       onSuccess: () => {
@@ -219,7 +221,8 @@ function AddConnection({ onAdded }: { onAdded: () => void }) {
       aria-label="Add an App"
       onSubmit={(e) => {
         e.preventDefault();
-        add.mutate({ name: name.trim() || (kind === "preset" ? (PRESET_NAMES[preset] ?? preset) : ""), transport });
+        const named = name.trim() || (kind === "preset" ? (PRESET_NAMES[preset] ?? preset) : "");
+        once(() => add.mutateAsync({ name: named, transport }));
       }}
     >
       <h2 style={{ margin: 0, fontSize: 18 }}>Add an App</h2>

@@ -7,6 +7,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import type { ApiKeyView } from "@/contracts/people";
 import { PERMISSIONS, type Permission } from "@/contracts/permissions";
+import { useOneAtATime } from "../_lib/one-at-a-time";
 import { useTRPC } from "../_lib/trpc";
 import { ErrorText, Field } from "./field";
 
@@ -20,6 +21,8 @@ export function KeysAdmin() {
   const [keyName, setKeyName] = useState("");
   const [perms, setPerms] = useState<Permission[]>(["apps.use", "sessions.read", "sessions.write"]);
   const [token, setToken] = useState<string | null>(null);
+  const onceUser = useOneAtATime();
+  const onceKey = useOneAtATime();
   const addUser = useMutation(
     trpc.users.create.mutationOptions({
       onSuccess: ({ id }) => {
@@ -45,7 +48,7 @@ export function KeysAdmin() {
         aria-label="Add a person"
         onSubmit={(e) => {
           e.preventDefault();
-          addUser.mutate({ name: personName, role });
+          onceUser(() => addUser.mutateAsync({ name: personName, role }));
         }}
       >
         <h2 style={{ margin: 0, fontSize: 18 }}>People</h2>
@@ -80,7 +83,7 @@ export function KeysAdmin() {
         onSubmit={(e) => {
           e.preventDefault();
           setToken(null);
-          addKey.mutate({ userId, name: keyName, permissions: perms });
+          onceKey(() => addKey.mutateAsync({ userId, name: keyName, permissions: perms }));
         }}
       >
         <h2 style={{ margin: 0, fontSize: 18 }}>Create an API key</h2>

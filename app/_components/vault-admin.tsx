@@ -7,6 +7,7 @@
  */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
+import { useOneAtATime } from "../_lib/one-at-a-time";
 import { useTRPC } from "../_lib/trpc";
 import { ErrorText, Field } from "./field";
 
@@ -152,6 +153,7 @@ export function VaultAdmin() {
   const [targets, setTargets] = useState("");
   const [usableBy, setUsableBy] = useState<UsableBy>({ users: [], roles: ["admin"] });
   const people = useQuery(trpc.users.list.queryOptions()).data ?? [];
+  const once = useOneAtATime();
   const create = useMutation(
     trpc.vault.create.mutationOptions({
       onSuccess: () => {
@@ -172,7 +174,7 @@ export function VaultAdmin() {
         aria-label="Add a secret"
         onSubmit={(e) => {
           e.preventDefault();
-          create.mutate({ name, secret, allow: parseTargets(targets), usableBy });
+          once(() => create.mutateAsync({ name, secret, allow: parseTargets(targets), usableBy }));
         }}
       >
         <h2 style={{ margin: 0, fontSize: 18 }}>Add a secret</h2>

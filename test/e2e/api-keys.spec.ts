@@ -170,3 +170,41 @@ test("Admin → API keys: a new key shows in the table; Revoke asks first, then 
   await expect(envRow.getByTestId("api-key-status")).toHaveText("Active");
   await page.screenshot({ path: "test-results/screenshots/admin-keys-table.png", fullPage: true });
 });
+
+test("a double click on a form's submit adds one person, one App and one secret, not two", async ({
+  page,
+  request,
+}) => {
+  await signIn(page);
+  const person = `Double ${randomUUID().slice(0, 8)}`;
+  await page.goto("/admin/keys");
+  await page.getByLabel("Name", { exact: true }).fill(person);
+  await page.getByRole("button", { name: "Add person" }).dblclick();
+  await expect(page.getByText(`${person} (member)`).first()).toBeVisible();
+
+  const app = `Dbl ${randomUUID().slice(0, 6)}`;
+  await page.goto("/admin/apps");
+  await page.getByLabel("Name", { exact: true }).fill(app);
+  await page.getByLabel("Kind").selectOption("preset");
+  await page.getByLabel("Preset").selectOption("memory");
+  await page.getByRole("button", { name: "Add App" }).dblclick();
+  await expect(page.getByRole("region", { name: `App ${app}` })).toBeVisible({ timeout: 30_000 });
+
+  const secret = `dbl/${randomUUID().slice(0, 6)}`;
+  await page.goto("/admin/vault");
+  await page.getByLabel("Name", { exact: true }).fill(secret);
+  await page.getByLabel("Secret", { exact: true }).fill("dbl_Secret_0042");
+  await page.getByRole("button", { name: "Add secret" }).dblclick();
+  await expect(page.getByTestId("vault-entry").filter({ hasText: secret })).toHaveCount(1);
+  await expect(page.getByRole("form", { name: "Add a secret" }).getByRole("alert")).toHaveCount(0);
+
+  // Settled: whatever a second submit would have sent has arrived by now.
+  await page.waitForTimeout(1_000);
+  const users = (await (await request.get("/v1/users", { headers: admin })).json()) as { name: string }[];
+  expect(users.filter((u) => u.name === person)).toHaveLength(1);
+  const apps = (await (await request.get("/v1/connections", { headers: admin })).json()) as { name: string }[];
+  expect(apps.filter((c) => c.name === app)).toHaveLength(1);
+  const vault = (await (await request.get("/v1/vault", { headers: admin })).json()) as { name: string }[];
+  expect(vault.filter((v) => v.name === secret)).toHaveLength(1);
+  await page.screenshot({ path: "test-results/screenshots/double-click.png", fullPage: true });
+});
