@@ -10,7 +10,7 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 /** A required one-line name: `field` names it in every message. */
 export function plainName(field: string, max: number) {
   return z
-    .string({ error: `${field} is required` })
+    .string({ error: (issue) => (issue.input === undefined ? `${field} is required` : `${field} must be a string`) })
     .trim()
     .min(1, `${field} must not be empty`)
     .max(max, `${field} must be at most ${max} characters`)
@@ -20,7 +20,7 @@ export function plainName(field: string, max: number) {
 /** An id a client names (run, chat, turn, user): bounded like every string a client sends. */
 export const idField = (name: string) =>
   z
-    .string({ error: `${name} must be a string` })
+    .string({ error: (issue) => (issue.input === undefined ? `${name} is required` : `${name} must be a string`) })
     .min(1, `${name} is required`)
     .max(200, `${name} is too long`)
     .refine((s) => !CONTROL.test(s), `${name} must not contain control characters (such as \u0000)`);

@@ -47,11 +47,14 @@ const toDraft = (c: CodeModeSettings): Draft => ({
   ...(Object.fromEntries(FIELDS.map((f) => [f.key, String(c[f.key])])) as Record<NumField, string>),
 });
 
+/** A field's number: plain decimal digits only (Number() also read "0x40" as 64 and "1e3" as 1000). */
+const decimal = (text: string): number => (/^\s*\d+\s*$/.test(text) ? Number(text) : Number.NaN);
+
 function fieldErrors(draft: Draft): Partial<Record<NumField, string>> {
   const candidate = {
     enabled: draft.enabled,
     traceArguments: draft.traceArguments,
-    ...Object.fromEntries(FIELDS.map((f) => [f.key, draft[f.key].trim() === "" ? Number.NaN : Number(draft[f.key])])),
+    ...Object.fromEntries(FIELDS.map((f) => [f.key, decimal(draft[f.key])])),
   };
   const parsed = codeModeSchema.safeParse(candidate);
   const errors: Partial<Record<NumField, string>> = {};
@@ -59,7 +62,9 @@ function fieldErrors(draft: Draft): Partial<Record<NumField, string>> {
     for (const issue of parsed.error.issues) {
       const key = issue.path[0] as NumField;
       errors[key] ??= labelled(
-        Number.isNaN(candidate[key as keyof typeof candidate]) ? `${key} must be a number` : issue.message,
+        Number.isNaN(candidate[key as keyof typeof candidate])
+          ? `${key} must be a whole number, in digits`
+          : issue.message,
       );
     }
   }
@@ -140,7 +145,7 @@ export function SettingsForm() {
           codeMode: {
             enabled: draft.enabled,
             traceArguments: draft.traceArguments,
-            ...Object.fromEntries(FIELDS.map((f) => [f.key, Number(draft[f.key])])),
+            ...Object.fromEntries(FIELDS.map((f) => [f.key, decimal(draft[f.key])])),
           },
         });
       }}

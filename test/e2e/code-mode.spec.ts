@@ -75,6 +75,12 @@ test("settings form: a clear message per invalid field, and a version conflict s
   await expect(page.getByText("Time limit (ms) must be between 100 and 60000")).toBeVisible();
   await expect(page.getByText(/timeoutMs/)).toHaveCount(0);
   await expect(page.getByRole("button", { name: "Save" })).toBeDisabled();
+  // Digits only: Number() would read "0x40" as 64 and "1e4" as 10000.
+  for (const text of ["0x40", "1e4", "12000.5"]) {
+    await page.getByLabel("Time limit (ms)").fill(text);
+    await expect(page.getByText("Time limit (ms) must be a whole number, in digits")).toBeVisible();
+    await expect(page.getByRole("button", { name: "Save" })).toBeDisabled();
+  }
   await page.getByLabel("Time limit (ms)").fill("12000");
   await expect(page.getByRole("button", { name: "Save" })).toBeEnabled();
 

@@ -68,6 +68,12 @@ describe("one schema per request, named fields in the refusal", () => {
         procedure,
       ).toContain(field);
     }
+    // A field of the wrong type says so; "is required" is kept for a field that is missing.
+    expect((await refusal(admin.chats.create({ title: 123 as never }))).message).toBe("title: title must be a string");
+    expect((await refusal(admin.chats.share({ chatId: chat.id, userId: 5 as never }))).message).toBe(
+      "userId: userId must be a string",
+    );
+    expect((await refusal(admin.chats.share({ chatId: chat.id } as never))).message).toBe("userId: userId is required");
     expect((await admin.chats.byId({ id: chat.id })).pinned).toBe(false);
     expect((await admin.settings.get()).version).toBe(settings.version);
     expect((await admin.vault.list()).map((e) => e.name)).not.toContain("short/one");
