@@ -10,6 +10,7 @@ import {
   type PlatformSettings,
   type SettingsPatch,
 } from "@/contracts/settings";
+import { canonicalJsonOf } from "@/worker/canonical-json";
 import type { Db } from "../db/client";
 import { type Principal, requirePermission } from "./auth";
 import type { ServiceContext } from "./context";
@@ -111,6 +112,9 @@ export async function writeSettings(
     (stored.model?.provider !== patch.model.provider || (stored.model?.baseURL ?? "") !== (patch.model.baseURL ?? ""));
   const apiKey = patch.model === null ? "" : (patch.model?.apiKey ?? (moved ? "" : undefined));
   if (apiKey && !seal) throw new AppError("UNAVAILABLE", "The API key cannot be stored: no encryption key is loaded.");
+  // Nothing changes: no new version (another tab's next save would be refused as stale for nothing).
+  const storedNow: StoredData = { codeMode: { ...current.codeMode }, model: stored.model ?? null };
+  if (apiKey === undefined && canonicalJsonOf(next) === canonicalJsonOf(storedNow)) return current;
   return db.transaction(async (tx) => {
     const rows = await tx.query<{ version: number }>(
       "update platform_settings set version = version + 1, data = $1, updated_at = $2 where id = 1 and version = $3 returning version",

@@ -131,4 +131,20 @@ describe("platform settings", () => {
       expect((error as TRPCError).message).toContain("model.baseURL must be an http(s) URL");
     }
   });
+
+  it("a save that changes nothing keeps the version, so another tab's next save is not refused as stale", async () => {
+    const caller = t.caller(t.admin);
+    const before = await caller.settings.get();
+    const same = await caller.settings.update({ expectedVersion: before.version, codeMode: { ...before.codeMode } });
+    expect(same.version).toBe(before.version);
+    const changed = await caller.settings.update({
+      expectedVersion: before.version,
+      codeMode: { memoryMb: before.codeMode.memoryMb > 1 ? before.codeMode.memoryMb - 1 : 2 },
+    });
+    expect(changed.version).toBe(before.version + 1);
+    await caller.settings.update({
+      expectedVersion: changed.version,
+      codeMode: { memoryMb: before.codeMode.memoryMb },
+    });
+  });
 });
