@@ -37,16 +37,13 @@ export function AppsAdmin() {
   const setPolicies = useMutation(trpc.connections.setPolicies.mutationOptions({ onSettled: refresh }));
   const update = useMutation(trpc.connections.update.mutationOptions({ onSettled: refresh }));
   const remove = useMutation(trpc.connections.remove.mutationOptions({ onSettled: refresh }));
-  const error = setPolicies.error ?? update.error ?? remove.error;
+  // A change refused is shown on the card of the App it was for, where the admin is looking.
+  const errorOf = (id: string) =>
+    [setPolicies, update, remove].find((m) => m.error && m.variables?.id === id)?.error ?? null;
 
   return (
     <div className="stack">
       <AddConnection onAdded={refresh} />
-      {error && (
-        <p role="alert" className="error-text">
-          {error.message}
-        </p>
-      )}
       <ErrorText error={connections.error} />
       {connections.data?.map((c) => (
         <section key={c.id} className="run-card" aria-label={`App ${c.name}`} data-testid="connection">
@@ -64,7 +61,10 @@ export function AppsAdmin() {
             <button
               type="button"
               onClick={() => {
-                const name = window.prompt("New name", c.name);
+                const name = window.prompt(
+                  `New name for ${c.name}. Programs call it as apps.${c.slug}: a new name changes that, and programs using the old one stop working.`,
+                  c.name,
+                );
                 if (name && name !== c.name) update.mutate({ id: c.id, patch: { name } });
               }}
             >
@@ -74,6 +74,11 @@ export function AppsAdmin() {
               Remove
             </button>
           </header>
+          {errorOf(c.id) && (
+            <p role="alert" className="error-text small" style={{ margin: 0, padding: "8px 14px" }}>
+              {errorOf(c.id)?.message}
+            </p>
+          )}
           {c.oauth && (
             <p className="small row" style={{ margin: 0, gap: 8 }} data-testid="connection-oauth">
               <span className="muted">

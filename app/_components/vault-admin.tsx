@@ -109,7 +109,7 @@ function UsableByCell({ name, value, people }: { name: string; value: UsableBy; 
     return (
       <div className="stack small">
         <span data-testid="vault-usable-by">{describeUsableBy(value, people)}</span>
-        <button type="button" onClick={() => setEditing(value)} aria-label={`Who may use ${name}`}>
+        <button type="button" onClick={() => setEditing(value)} aria-label={`Change who may use ${name}`}>
           Change
         </button>
       </div>

@@ -207,4 +207,12 @@ test("a double click on a form's submit adds one person, one App and one secret,
   const vault = (await (await request.get("/v1/vault", { headers: admin })).json()) as { name: string }[];
   expect(vault.filter((v) => v.name === secret)).toHaveLength(1);
   await page.screenshot({ path: "test-results/screenshots/double-click.png", fullPage: true });
+  // Other specs on this server expect their own vault entries and Apps only.
+  expect((await request.delete(`/v1/vault/${secret}`, { headers: admin })).status()).toBe(200);
+  const added = (await (await request.get("/v1/connections", { headers: admin })).json()) as {
+    id: string;
+    name: string;
+  }[];
+  for (const c of added.filter((x) => x.name === app))
+    expect((await request.delete(`/v1/connections/${c.id}`, { headers: admin })).status()).toBe(200);
 });

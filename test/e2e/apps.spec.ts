@@ -386,3 +386,41 @@ return await apps.email.send_email({ to: "bob@example.com", subject: "invoice", 
   await expect(page.getByRole("heading", { level: 1 })).toHaveText("Z".repeat(200));
   expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
 });
+
+test("Admin → Apps: Rename says a new name changes the binding, and a refused rename shows on that App's card", async ({
+  page,
+}) => {
+  await signIn(page);
+  await page.getByRole("link", { name: "Admin · Apps" }).click();
+  const card = page.getByRole("region", { name: "App Work calendar" });
+  let asked = "";
+  page.once("dialog", (dialog) => {
+    asked = dialog.message();
+    void dialog.accept("   ");
+  });
+  await card.getByRole("button", { name: "Rename" }).click();
+  await expect(card.getByRole("alert")).toContainText("name must not be empty");
+  expect(asked).toContain("apps.work_calendar");
+  await expect(card).toContainText("apps.work_calendar");
+});
+
+test("Cancel run keeps the log the program wrote until it was stopped", async ({ page }) => {
+  await signIn(page);
+  await newChat(page);
+  await openComposer(page);
+  await page.getByRole("textbox", { name: "Program" }).fill(`console.log("step 1 reached")
+await apps.work_calendar.list_events({ day: "2026-10-23" })
+console.log("step 2 reached")
+while (true) {}`);
+  await page.getByRole("button", { name: "Run program" }).click();
+  const card = page.getByTestId("run-card").last();
+  await expect(card).toContainText("step 2 reached");
+  await card.getByRole("button", { name: "Cancel run" }).click();
+  await expect(card).toHaveAttribute("data-status", "Cancelled");
+  await expect(card).toContainText("The program was stopped.");
+  // The stopped attempt's report brings its log into the Cancelled record.
+  await expect(card).toContainText("step 1 reached");
+  await expect(card).toContainText("step 2 reached");
+  await page.reload();
+  await expect(page.getByTestId("run-card").last()).toContainText("step 2 reached");
+});

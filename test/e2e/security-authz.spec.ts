@@ -368,7 +368,7 @@ test("Admin → Vault: an admin sets who may use an entry (roles and people)", a
   const row = page.getByTestId("vault-entry").filter({ hasText: "ui/shared" });
   await expect(row.getByTestId("vault-usable-by")).toHaveText("Admins, Members");
 
-  await row.getByRole("button", { name: "Who may use ui/shared" }).click();
+  await row.getByRole("button", { name: "Change who may use ui/shared" }).click();
   const editor = row.getByRole("form", { name: "Who may use ui/shared" });
   await editor.getByLabel("Members").uncheck();
   await editor.getByLabel("People").selectOption({ label: `${personName} (member)` });
