@@ -195,5 +195,21 @@ export function shape(op: Operation, raw: unknown, label: string): AppCallResult
 
 export function describe(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
-  return message.slice(0, MAX_MESSAGE);
+  return `${message}${message.endsWith("fetch failed") ? socketCause(error) : ""}`.slice(0, MAX_MESSAGE);
+}
+
+/**
+ * fetch's own words are only "fetch failed": what went wrong is in its cause chain (a socket error's code,
+ * ECONNREFUSED or ENOTFOUND, and its message; else the deepest message, like undici's "bad port"), or "".
+ */
+function socketCause(error: unknown): string {
+  let at = (error as { cause?: unknown } | null)?.cause;
+  let said = "";
+  for (let depth = 0; depth < 4 && at && typeof at === "object"; depth++) {
+    const { code, message, cause } = at as { code?: unknown; message?: unknown; cause?: unknown };
+    if (typeof code === "string") return ` (${code}${typeof message === "string" && message ? `: ${message}` : ""})`;
+    if (typeof message === "string" && message && message !== "fetch failed") said = message;
+    at = cause;
+  }
+  return said ? ` (${said})` : "";
 }

@@ -3,6 +3,7 @@
  * (a URL's query or userinfo, a command's arguments, headers, environment). An admin sees it all (with
  * header and environment values hidden).
  */
+import { type AddressInfo, createServer } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hideTransportSecrets, memberTransport } from "@/server/apps/transports";
@@ -89,5 +90,20 @@ describe("connection transports", () => {
     for (const secret of ["alice", "hunter22", "SEKRET123", "frag-secret", "hdr-secret-99"])
       expect(text).not.toContain(secret);
     expect(text).toContain("http://••••:••••@127.0.0.1:9/mcp?••••#••••");
+  });
+
+  it("an App that refuses the connection says why (the socket's code), not only fetch's 'fetch failed'", async () => {
+    // A port nothing listens on (found free, then closed).
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+    const { port } = probe.address() as AddressInfo;
+    await new Promise((resolve) => probe.close(resolve));
+    await t.caller(t.admin).connections.create({
+      name: "Closed port",
+      transport: { type: "http", url: `http://127.0.0.1:${port}/mcp` },
+    });
+    const closed = async () => (await t.caller(t.admin).connections.list()).find((c) => c.name === "Closed port")!;
+    await expect.poll(async () => (await closed()).status, { timeout: 20_000 }).toBe("failed");
+    expect((await closed()).error).toContain("ECONNREFUSED");
   });
 });
