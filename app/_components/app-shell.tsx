@@ -85,7 +85,15 @@ export function AppShell({
         </button>
       </header>
       <main className="main">
-        {requireAdmin && !isAdmin ? <p className="error-text">This page is for admins.</p> : children(me.data)}
+        {requireAdmin && !isAdmin ? (
+          <p className="error-text">
+            {me.data.role === "admin"
+              ? "This page needs the permission platform.admin, which the key you signed in with does not hold: sign in with an admin key that holds it."
+              : "This page is for admins."}
+          </p>
+        ) : (
+          children(me.data)
+        )}
       </main>
     </div>
   );

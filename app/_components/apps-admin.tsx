@@ -210,6 +210,9 @@ function AddConnection({ onAdded }: { onAdded: () => void }) {
     trpc.connections.create.mutationOptions({
       onSuccess: () => {
         setName("");
+        setCommand("");
+        setArgs("");
+        setUrl("");
         onAdded();
       },
     }),

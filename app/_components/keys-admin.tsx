@@ -9,6 +9,7 @@ import type { ApiKeyView } from "@/contracts/people";
 import { PERMISSIONS, type Permission } from "@/contracts/permissions";
 import { useOneAtATime } from "../_lib/one-at-a-time";
 import { useTRPC } from "../_lib/trpc";
+import { CopyButton } from "./copy-button";
 import { ErrorText, Field } from "./field";
 
 export function KeysAdmin() {
@@ -118,7 +119,8 @@ export function KeysAdmin() {
         <ErrorText error={addKey.error} />
         {token && (
           <p role="status" className="ok-text" data-testid="new-token">
-            Copy this token now; it is not shown again: <code>{token}</code>
+            Copy this token now; it is not shown again: <code>{token}</code>{" "}
+            <CopyButton text={token} label="Copy token" />
           </p>
         )}
         <div className="row">

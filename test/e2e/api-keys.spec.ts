@@ -135,6 +135,7 @@ test("Admin → API keys: a new key shows in the table; Revoke asks first, then 
   await page.getByRole("button", { name: "Create key" }).click();
   const token = (await page.getByTestId("new-token").locator("code").textContent())!;
   expect(token).toMatch(/^obk_/);
+  await expect(page.getByTestId("new-token").getByRole("button", { name: "Copy token" })).toBeVisible();
   await expect(page.getByLabel("Key name")).toHaveValue("");
 
   const row = keyRow(page, keyName);
@@ -215,4 +216,27 @@ test("a double click on a form's submit adds one person, one App and one secret,
   }[];
   for (const c of added.filter((x) => x.name === app))
     expect((await request.delete(`/v1/connections/${c.id}`, { headers: admin })).status()).toBe(200);
+});
+
+test("an admin signed in with a key without platform.admin is told which permission an admin page needs", async ({
+  page,
+  request,
+}) => {
+  const reader = await personWithKey(request, "admin", ["sessions.read"]);
+  await page.goto("/");
+  await page.getByLabel("Token").fill(reader.token);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await expect(page.getByTestId("signed-in-as")).toBeVisible();
+  await page.goto("/admin/settings");
+  await expect(
+    page.getByText(/needs the permission platform\.admin, which the key you signed in with does not hold/),
+  ).toBeVisible();
+  const member = await personWithKey(request, "member", ["sessions.read"]);
+  await page.context().clearCookies();
+  await page.goto("/");
+  await page.getByLabel("Token").fill(member.token);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await expect(page.getByTestId("signed-in-as")).toBeVisible();
+  await page.goto("/admin/settings");
+  await expect(page.getByText("This page is for admins.")).toBeVisible();
 });
