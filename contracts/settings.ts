@@ -86,6 +86,12 @@ export const modelPatchSchema = z
   });
 export type ModelPatch = z.infer<typeof modelPatchSchema>;
 
+/** Whether two model settings reach the same endpoint: a stored API key is sent only there. */
+export const sameModelEndpoint = (
+  a: Pick<ModelPatch, "provider" | "baseURL"> | null | undefined,
+  b: Pick<ModelPatch, "provider" | "baseURL">,
+): boolean => !!a && a.provider === b.provider && (a.baseURL ?? "") === (b.baseURL ?? "");
+
 export interface PlatformSettings {
   version: number;
   codeMode: CodeModeSettings;

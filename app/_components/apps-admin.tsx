@@ -74,11 +74,7 @@ export function AppsAdmin() {
               Remove
             </button>
           </header>
-          {errorOf(c.id) && (
-            <p role="alert" className="error-text small" style={{ margin: 0, padding: "8px 14px" }}>
-              {errorOf(c.id)?.message}
-            </p>
-          )}
+          <CardError error={errorOf(c.id)} />
           {c.oauth && (
             <p className="small row" style={{ margin: 0, gap: 8 }} data-testid="connection-oauth">
               <span className="muted">
@@ -313,4 +309,14 @@ function AddConnection({ onAdded }: { onAdded: () => void }) {
 /** The select's value as a policy patch: the empty choice removes the override. */
 function policyChoice(value: string): Policy | null {
   return value === "allow" || value === "ask" || value === "deny" ? value : null;
+}
+
+/** A change to one App that was refused, shown on that App's card. */
+function CardError({ error }: { error: { message: string } | null }) {
+  if (!error) return null;
+  return (
+    <p role="alert" className="error-text small" style={{ margin: 0, padding: "8px 14px" }}>
+      {error.message}
+    </p>
+  );
 }

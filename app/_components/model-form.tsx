@@ -5,7 +5,7 @@
  */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
-import { MODEL_PROVIDERS, type ModelProvider, type PlatformSettings } from "@/contracts/settings";
+import { MODEL_PROVIDERS, type ModelProvider, type PlatformSettings, sameModelEndpoint } from "@/contracts/settings";
 import { useTRPC } from "../_lib/trpc";
 import { Field } from "./field";
 
@@ -127,7 +127,7 @@ export function ModelForm() {
             placeholder={
               !current.model?.apiKeySet
                 ? "optional"
-                : current.model.provider === provider && (current.model.baseURL ?? "") === baseURL.trim()
+                : sameModelEndpoint(current.model, { provider, baseURL: baseURL.trim() || undefined })
                   ? "stored — leave empty to keep"
                   : "the stored key is for another endpoint: enter one, or saving removes it"
             }

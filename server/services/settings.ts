@@ -9,6 +9,7 @@ import {
   type ModelSettingsView,
   type PlatformSettings,
   type SettingsPatch,
+  sameModelEndpoint,
 } from "@/contracts/settings";
 import { canonicalJsonOf } from "@/worker/canonical-json";
 import type { Db } from "../db/client";
@@ -107,9 +108,7 @@ export async function writeSettings(
       : null;
   }
   // A stored key goes only where it was entered for: a new provider or base URL without a new key forgets it.
-  const moved =
-    !!patch.model &&
-    (stored.model?.provider !== patch.model.provider || (stored.model?.baseURL ?? "") !== (patch.model.baseURL ?? ""));
+  const moved = !!patch.model && !sameModelEndpoint(stored.model, patch.model);
   const apiKey = patch.model === null ? "" : (patch.model?.apiKey ?? (moved ? "" : undefined));
   if (apiKey && !seal) throw new AppError("UNAVAILABLE", "The API key cannot be stored: no encryption key is loaded.");
   // Nothing changes: no new version (another tab's next save would be refused as stale for nothing).

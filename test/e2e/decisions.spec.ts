@@ -5,8 +5,8 @@
  * card says who decided each call. Plus the batch endpoint over HTTP: all or nothing, and who may use it
  * (no key, a stranger, a member without apps.use, a foreign origin with the session cookie).
  */
-import { type APIRequestContext, type BrowserContext, expect, test } from "@playwright/test";
-import { admin, patchSettings, sentMailCount, signIn } from "./helpers";
+import { type APIRequestContext, expect, test } from "@playwright/test";
+import { admin, patchSettings, sentMailCount, sessionCookie, signIn } from "./helpers";
 
 test.describe.configure({ mode: "serial" });
 
@@ -106,12 +106,6 @@ test("a lone waiting call keeps the one-call card: Allow sends it", async ({ pag
   await expect(page.getByTestId("run-card").first()).toHaveAttribute("data-status", "Completed");
   expect(await sentMailCount(request)).toBe(before + 1);
 });
-
-async function sessionCookie(context: BrowserContext, base: string): Promise<string> {
-  const cookie = (await context.cookies(base)).find((c) => c.name === "openbot_session");
-  expect(cookie, "signed in through the UI").toBeTruthy();
-  return `openbot_session=${cookie!.value}`;
-}
 
 test("POST /v1/decisions is all or nothing, and refuses no key, strangers, keys without apps.use and foreign origins", async ({
   page,

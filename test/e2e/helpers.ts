@@ -1,7 +1,7 @@
 /** Shared steps of the browser stories: page objects kept small and addressed by role, label and test id. */
 import { spawn } from "node:child_process";
 import { rmSync } from "node:fs";
-import { type APIRequestContext, expect, type Page } from "@playwright/test";
+import { type APIRequestContext, type BrowserContext, expect, type Page } from "@playwright/test";
 import { E2E_ADMIN_TOKEN } from "../../playwright.config";
 
 export const admin = { Authorization: `Bearer ${E2E_ADMIN_TOKEN}` };
@@ -26,6 +26,13 @@ export function adminApi(base: string) {
     expect(r.status, `${method} ${route}: ${text}`).toBeLessThan(300);
     return JSON.parse(text) as Record<string, unknown>;
   };
+}
+
+/** The session cookie a page signed in through the UI holds (`base`: of that server; all cookies without). */
+export async function sessionCookie(context: BrowserContext, base?: string): Promise<string> {
+  const cookie = (await context.cookies(base)).find((c) => c.name === "openbot_session");
+  expect(cookie, "signed in through the UI").toBeTruthy();
+  return `openbot_session=${cookie!.value}`;
 }
 
 export async function patchSettings(request: APIRequestContext, patch: Record<string, unknown>) {

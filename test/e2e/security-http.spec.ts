@@ -7,10 +7,10 @@
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer, request as httpRequest, type Server } from "node:http";
 import path from "node:path";
-import { type APIRequestContext, type BrowserContext, expect, test } from "@playwright/test";
+import { type APIRequestContext, expect, test } from "@playwright/test";
 import { startRunInput } from "../../contracts/code-run";
 import { E2E_ADMIN_TOKEN } from "../../playwright.config";
-import { admin, type BuiltServer, newChat, patchSettings, signIn, startBuiltServer } from "./helpers";
+import { admin, type BuiltServer, newChat, patchSettings, sessionCookie, signIn, startBuiltServer } from "./helpers";
 
 const port = Number(process.env.OPENBOT_E2E_PORT ?? 3100);
 const SERVER = `http://127.0.0.1:${port}`;
@@ -19,12 +19,6 @@ const FOREIGN = `http://127.0.0.1:${FOREIGN_PORT}`;
 const HTTPS_PORT = port + 3;
 const MARKER = path.resolve("test-results/csrf-marker");
 const MiB = 1024 * 1024;
-
-async function sessionCookie(context: BrowserContext): Promise<string> {
-  const cookie = (await context.cookies(SERVER)).find((c) => c.name === "openbot_session");
-  expect(cookie, "signed in through the UI").toBeTruthy();
-  return `openbot_session=${cookie!.value}`;
-}
 
 async function connectionNames(request: APIRequestContext): Promise<string[]> {
   const r = await request.get("/v1/connections", { headers: admin });
@@ -92,7 +86,7 @@ test.describe("cross-origin requests with the session cookie", () => {
     request,
   }) => {
     await signIn(page);
-    const cookie = await sessionCookie(page.context());
+    const cookie = await sessionCookie(page.context(), SERVER);
     const json = { "content-type": "application/json" };
 
     const trpc = await request.post("/api/trpc/chats.create", {
@@ -154,7 +148,7 @@ test.describe("cross-origin requests with the session cookie", () => {
   }) => {
     await patchSettings(request, { codeMode: { enabled: true } });
     await signIn(page);
-    const cookie = await sessionCookie(page.context());
+    const cookie = await sessionCookie(page.context(), SERVER);
     const own = { "content-type": "application/json", cookie, origin: SERVER };
     const chatId = await newChat(page);
     const started = await request.post("/api/trpc/codeRuns.start", {
@@ -212,7 +206,7 @@ test.describe("cross-origin requests with the session cookie", () => {
     await page.goto(`${FOREIGN}/reads`);
     // Chromium marks them Sec-Fetch-Site: same-site (Playwright does not list that header).
     for (const response of await Promise.all(refused)) expect(response.status()).toBe(403);
-    const cookie = await sessionCookie(page.context());
+    const cookie = await sessionCookie(page.context(), SERVER);
     const get = (headers: Record<string, string>) => request.get("/v1/chats", { headers });
     const sameSite = await get({ cookie, "sec-fetch-site": "same-site" });
     expect(sameSite.status()).toBe(403);
@@ -256,7 +250,7 @@ test.describe("cross-origin requests with the session cookie", () => {
     expect(await chatTitles(request)).not.toContain("plain");
 
     await signIn(page);
-    const cookie = await sessionCookie(page.context());
+    const cookie = await sessionCookie(page.context(), SERVER);
     const sameOriginPlain = await request.post("/v1/chats", {
       headers: { cookie, origin: SERVER, "content-type": "text/plain" },
       data: '{"title":"p"}',

@@ -8,7 +8,7 @@ import { createAnthropic } from "@ai-sdk/anthropic";
 import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { generateText, type LanguageModel } from "ai";
-import type { ModelPatch, ModelSettingsView } from "@/contracts/settings";
+import { type ModelPatch, type ModelSettingsView, sameModelEndpoint } from "@/contracts/settings";
 import type { Platform } from "../../platform";
 import { requirePermission } from "../auth";
 import type { ServiceContext } from "../context";
@@ -49,8 +49,8 @@ export async function testModelConnection(
   if (input === undefined) model = await resolveModel(platform);
   else {
     const saved = (await readSettings(platform.db)).model;
-    const sameEndpoint = saved && saved.provider === input.provider && (saved.baseURL ?? "") === (input.baseURL ?? "");
-    const apiKey = input.apiKey ?? (sameEndpoint ? await readModelApiKey(platform.db, platform.open) : undefined);
+    const apiKey =
+      input.apiKey ?? (sameModelEndpoint(saved, input) ? await readModelApiKey(platform.db, platform.open) : undefined);
     model = makeModel(input, apiKey);
   }
   if (!model) return { ok: false, message: "No model is configured." };
