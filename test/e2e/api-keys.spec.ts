@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { type APIRequestContext, expect, type Page, test } from "@playwright/test";
 import { E2E_ADMIN_TOKEN } from "../../playwright.config";
-import { admin, signIn } from "./helpers";
+import { admin, sessionCookie, signIn } from "./helpers";
 
 test.describe.configure({ mode: "serial" });
 
@@ -239,4 +239,30 @@ test("an admin signed in with a key without platform.admin is told which permiss
   await expect(page.getByTestId("signed-in-as")).toBeVisible();
   await page.goto("/admin/settings");
   await expect(page.getByText("This page is for admins.")).toBeVisible();
+});
+
+test("another origin cannot list or revoke keys with an admin's session cookie; the app's own origin can", async ({
+  page,
+  request,
+  baseURL,
+}) => {
+  await signIn(page);
+  const cookie = await sessionCookie(page.context(), baseURL!);
+  const member = await personWithKey(request, "member", ["sessions.read"]);
+  const foreign = "http://127.0.0.1:1";
+  const revoke = await request.delete(`/v1/api-keys/${member.id}`, { headers: { cookie, origin: foreign } });
+  expect(revoke.status()).toBe(403);
+  const trpc = await request.post("/api/trpc/apiKeys.revoke", {
+    headers: { cookie, origin: foreign, "content-type": "application/json" },
+    data: { id: member.id },
+  });
+  expect(trpc.status()).toBe(403);
+  const list = await request.get("/v1/api-keys", { headers: { cookie, "sec-fetch-site": "cross-site" } });
+  expect(list.status()).toBe(403);
+  expect(await list.text()).not.toContain(member.id);
+  // Nothing was revoked: the key still works.
+  expect((await request.get("/v1/chats", { headers: member.headers })).status()).toBe(200);
+  const own = await request.delete(`/v1/api-keys/${member.id}`, { headers: { cookie, origin: baseURL! } });
+  expect(own.status()).toBe(200);
+  expect((await request.get("/v1/chats", { headers: member.headers })).status()).toBe(401);
 });
