@@ -54,32 +54,19 @@ export function invalidInput(issues: { path: PropertyKey[]; message: string }[])
 }
 
 /**
- * Refuses input holding a NUL character (U+0000) anywhere in a string or key: no text column can store
- * one (Postgres refuses it, so it would surface as a server error). The 400 names where it is, as
- * `where` (`path`, `query`) followed by the field path (`path.id`, `query.chatId`).
+ * Refuses a request's path ids or query values holding a NUL character (U+0000): no text column can
+ * store one (Postgres refuses it, so it would surface as a server error). The 400 names where it is, as
+ * `where` followed by the name (`path.id`, `query.chatId`; `path.name.1` for a catch-all segment).
  */
-export function refuseNul(value: unknown, where: string): void {
-  const at = nulAt(value, where, 0);
-  if (at !== undefined)
-    throw new AppError("BAD_REQUEST", `${at}: must not contain a NUL character (\\u0000)`, {
-      fields: [{ field: at, message: "must not contain a NUL character" }],
-    });
-}
-
-function nulAt(value: unknown, path: string, depth: number): string | undefined {
-  if (typeof value === "string") return value.includes("\u0000") ? path : undefined;
-  if (depth > 64 || typeof value !== "object" || value === null) return undefined;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const at = nulAt(value[i], `${path}.${i}`, depth + 1);
-      if (at) return at;
-    }
-    return undefined;
+export function refuseNul(values: Record<string, string | string[] | undefined>, where: string): void {
+  for (const [key, value] of Object.entries(values)) {
+    const texts = Array.isArray(value)
+      ? value.map((text, i) => [`${where}.${key}.${i}`, text])
+      : [[`${where}.${key}`, value]];
+    const at = key.includes("\u0000") ? where : texts.find(([, text]) => text?.includes("\u0000"))?.[0];
+    if (at !== undefined)
+      throw new AppError("BAD_REQUEST", `${at}: must not contain a NUL character (\\u0000)`, {
+        fields: [{ field: at, message: "must not contain a NUL character" }],
+      });
   }
-  for (const [key, item] of Object.entries(value)) {
-    if (key.includes("\u0000")) return path;
-    const at = nulAt(item, `${path}.${key}`, depth + 1);
-    if (at) return at;
-  }
-  return undefined;
 }
