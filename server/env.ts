@@ -43,6 +43,13 @@ const schema = z.object({
     .int("OPENBOT_MAX_BODY_BYTES must be a whole number of bytes")
     .min(16_384, "OPENBOT_MAX_BODY_BYTES must be at least 16384")
     .default(4 * 1024 * 1024),
+  /** Runs of one person one sandbox worker thread may host at once (1–16). Default 4. */
+  OPENBOT_RUNS_PER_WORKER: z.coerce
+    .number({ error: "OPENBOT_RUNS_PER_WORKER must be a number of runs" })
+    .int("OPENBOT_RUNS_PER_WORKER must be a whole number")
+    .min(1, "OPENBOT_RUNS_PER_WORKER must be at least 1")
+    .max(16, "OPENBOT_RUNS_PER_WORKER must be at most 16")
+    .default(4),
 });
 
 export type Env = z.infer<typeof schema> & { dataDir: string };
@@ -57,6 +64,7 @@ export function readEnv(source: Record<string, string | undefined> = process.env
     OPENBOT_APP_CALL_TIMEOUT_MS: source.OPENBOT_APP_CALL_TIMEOUT_MS || undefined,
     OPENBOT_PUBLIC_ORIGIN: source.OPENBOT_PUBLIC_ORIGIN || undefined,
     OPENBOT_MAX_BODY_BYTES: source.OPENBOT_MAX_BODY_BYTES || undefined,
+    OPENBOT_RUNS_PER_WORKER: source.OPENBOT_RUNS_PER_WORKER || undefined,
   });
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);

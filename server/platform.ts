@@ -5,6 +5,7 @@
  */
 import "server-only";
 import { randomUUID } from "node:crypto";
+import { availableParallelism } from "node:os";
 import path from "node:path";
 import { CODE_MODE_RANGES, DEFAULT_CODE_MODE } from "@/contracts/settings";
 import { spawnNodeWorker } from "@/worker/node-port";
@@ -99,10 +100,14 @@ export async function createPlatform(options: CreatePlatformOptions = {}): Promi
     });
     // Admission (run-admission.ts) is the cap that follows the settings; the pool only bounds it from
     // above at the setting's maximum. Two warm workers let back-to-back runs alternate between ready contexts.
+    // A person's runs at once share a worker up to OPENBOT_RUNS_PER_WORKER (supervisor.ts `runsPerWorker`),
+    // once as many workers are busy as the machine has cores.
     const runner = new SandboxSupervisor({
       spawn: spawnNodeWorker,
       maxWorkers: CODE_MODE_RANGES.maxServerRuns.max,
       warmWorkers: 2,
+      runsPerWorker: env.OPENBOT_RUNS_PER_WORKER,
+      packAfter: availableParallelism(),
     });
     const activeRuns = new Map<string, AbortController>();
     const activeTurns = new Map<string, AbortController>();

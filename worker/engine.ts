@@ -3,7 +3,9 @@
  * host functions) and answers with a `RunOutcome`; it never throws. Runtime-neutral: no Node or DOM
  * imports, so the browser Web Worker and the Node worker thread bundle this same file and behave the
  * same for the same input. Each run gets a fresh runtime and context inside a module whose fixed-size
- * memory is the `memoryMb` cap; see run-session.ts for the run itself and prelude.ts for the guest side.
+ * memory is the `memoryMb` cap, and no other run in progress uses that module (runs at once in one thread
+ * each take their own instance), so the cap is the run's alone; see run-session.ts for the run itself and
+ * prelude.ts for the guest side.
  */
 import type { EngineLimits, RunInput } from "../contracts/engine";
 import { evictModule, moduleFor, type QuickJSBuild, type SandboxModule, setCompiledWasm } from "./quickjs-module";
@@ -89,8 +91,7 @@ interface ModuleState {
   /**
    * Sessions whose outcome was handed back but whose runtime is not yet freed: freeing takes ~0.1–0.3 ms, so it
    * happens after the outcome is on its way (`prepareNext`, a task of its own), and at the latest when the module's
-   * next run or preparation starts, so a finished run's heap never counts against another's. A run that ends while
-   * others are in progress in its module is freed at once.
+   * next run or preparation starts, so a finished run's heap never counts against another's.
    */
   spent: RunSession[];
   disposing: boolean;
@@ -138,8 +139,10 @@ async function runProgram(input: RunInput, host: EngineHost): Promise<EngineOutc
   if (problem) return unavailable(`invalid run input: ${problem}`);
   let module: SandboxModule;
   try {
-    module = await moduleFor(input.limits.memoryMb);
-    if (module.broken) module = await moduleFor(input.limits.memoryMb);
+    // Claimed (state.active) synchronously after the await: a run that was handed an instance another run
+    // claimed meanwhile asks again, and gets another.
+    do module = await moduleFor(input.limits.memoryMb, inUse);
+    while (module.broken || inUse(module));
   } catch {
     return unavailable("the sandbox runtime could not be loaded");
   }
@@ -156,16 +159,16 @@ async function runProgram(input: RunInput, host: EngineHost): Promise<EngineOutc
     return unavailable("the sandbox failed");
   } finally {
     state.active -= 1;
-    if (state.active > 0) {
-      // Other runs are in progress in this module: free the heap now, it may be what they need.
-      session.dispose();
-    } else {
-      state.spent.push(session);
-      spentTotal += 1;
-      disposeSoon(state);
-      prepareSoon(module);
-    }
+    state.spent.push(session);
+    spentTotal += 1;
+    disposeSoon(state);
+    prepareSoon(module);
   }
+}
+
+/** A run in progress holds the module. */
+function inUse(module: SandboxModule): boolean {
+  return stateOf(module).active > 0;
 }
 
 function disposeSpent(state: ModuleState): void {

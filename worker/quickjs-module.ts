@@ -2,7 +2,8 @@
  * QuickJS WebAssembly modules, one per memory size, each instantiated on its own fixed-size
  * `WebAssembly.Memory` (initial = maximum) so `memoryMb` is a hard cap: `runtime.setMemoryLimit` alone
  * does not bound an emscripten heap. Modules are cached (the two most recently used sizes) and dropped
- * when a run finds one broken (an emscripten abort). Two builds: the stock package's, and ours (worker/quickjs,
+ * when a run finds one broken (an emscripten abort). A size may have several instances: runs at once in one
+ * thread each take an instance no other run holds (`moduleFor`'s `taken`), so one run's heap is never another's. Two builds: the stock package's, and ours (worker/quickjs,
  * scripts/build-quickjs.sh: the same C interface plus bytecode compile/run, see prelude-bytecode.ts), used only
  * when a host hands its compiled .wasm in (`setCompiledWasm(…, "openbot")`: Node worker threads, node-port.ts).
  * Also guards host-to-guest strings: quickjs-emscripten writes them through an unchecked `malloc`, so a string
@@ -74,7 +75,8 @@ interface EmscriptenHeap {
   _free(pointer: number): void;
 }
 
-const cache = new Map<number, Promise<SandboxModule>>();
+/** Per memory size (most recently used last), its instances in the order they were loaded. */
+const cache = new Map<number, Promise<SandboxModule>[]>();
 /** A compiled QuickJS WebAssembly.Module handed in by the host (see `setCompiledWasm`), or undefined. */
 let compiledWasm: WebAssembly.Module | undefined;
 let compiledBuild: QuickJSBuild = "stock";
@@ -96,35 +98,45 @@ export function memoryPagesFor(memoryMb: number): number {
   return Math.max(MODULE_MIN_MB, Math.ceil(memoryMb) + MODULE_BASELINE_MB) * 16;
 }
 
-/** The module for this memory size, loading it on first use. Rejects if WebAssembly cannot load it. */
-export function moduleFor(memoryMb: number): Promise<SandboxModule> {
-  const cached = cache.get(memoryMb);
-  if (cached) {
-    cache.delete(memoryMb);
-    cache.set(memoryMb, cached);
-    return cached;
-  }
-  const loading = loadModule(memoryMb);
-  cache.set(memoryMb, loading);
-  loading.catch(() => {
-    if (cache.get(memoryMb) === loading) cache.delete(memoryMb);
-  });
+/**
+ * A module of this memory size, loading it on first use: the first cached instance that is not broken and
+ * not `taken` (a run in this thread holds it), else a new instance, kept for later. Rejects if WebAssembly
+ * cannot load it. The caller claims the instance synchronously after the await (two callers may be handed
+ * the same one: the second must see it taken and ask again).
+ */
+export async function moduleFor(memoryMb: number, taken?: (module: SandboxModule) => boolean): Promise<SandboxModule> {
+  let instances = cache.get(memoryMb);
+  if (instances) cache.delete(memoryMb);
+  else instances = [];
+  cache.set(memoryMb, instances);
   while (cache.size > CACHE_SIZE) {
     const oldest = cache.keys().next().value;
     if (oldest === undefined) break;
     cache.delete(oldest);
   }
+  for (const loading of [...instances]) {
+    const module = await loading.catch(() => undefined);
+    if (module && !module.broken && !taken?.(module)) return module;
+  }
+  const loading = loadModule(memoryMb);
+  instances.push(loading);
+  loading.catch(() => forget(memoryMb, loading));
   return loading;
+}
+
+function forget(memoryMb: number, loading: Promise<SandboxModule>): void {
+  const instances = cache.get(memoryMb);
+  const at = instances?.indexOf(loading) ?? -1;
+  if (instances && at >= 0) instances.splice(at, 1);
 }
 
 /** Forget a module so the next run of that size loads a fresh one. */
 export function evictModule(module: SandboxModule): void {
   module.broken = true;
-  const cached = cache.get(module.memoryMb);
-  if (cached) {
-    cached.then(
+  for (const loading of [...(cache.get(module.memoryMb) ?? [])]) {
+    loading.then(
       (current) => {
-        if (current === module && cache.get(module.memoryMb) === cached) cache.delete(module.memoryMb);
+        if (current === module) forget(module.memoryMb, loading);
       },
       () => undefined,
     );

@@ -1,7 +1,7 @@
 /**
  * Drives sandbox workers over contracts/worker-protocol.ts; used by the page (Web Workers) and the server
- * (worker threads) alike. Keeps a pool of at most `maxWorkers` workers (one run per worker at a time;
- * runs beyond it wait in a queue here), warms each new worker with a throwaway run, hands a run to the
+ * (worker threads) alike. Keeps a pool of at most `maxWorkers` workers (one run per worker at a time, or up
+ * to `runsPerWorker` runs of one tenant packed onto one worker; runs beyond it wait in a queue here), warms each new worker with a throwaway run, hands a run to the
  * idle worker released second most recently (the last one is likely still preparing its next context,
  * and back-to-back runs alternate between two workers that stay warm), retires idle workers beyond
  * `maxIdle`, and watches every run: the worker reports its busy time (through a shared-memory meter where
@@ -53,6 +53,21 @@ export interface SupervisorOptions {
   sharedMeter?: boolean;
   /** Time a new worker has to answer "ready". Default 15000. */
   readyTimeoutMs?: number;
+  /**
+   * Runs of one tenant (`RunHandlers.tenant`) one worker may host at once; default 1. A run of a tenant
+   * goes to a worker already busy with that tenant's runs while it has room, before an idle worker: the
+   * answers a host finds together then wake one thread instead of several, which is most of an awaited
+   * call's cost on a machine with few cores (worker/PROGRESS.md). Each run keeps its own module, limits and
+   * watchdog; what co-tenants share is the thread: one's busy slice delays the others, and a worker the
+   * watchdog terminates (or that crashes) fails all of them `Unavailable`. Hence one tenant only, and only
+   * under load (`packAfter`).
+   */
+  runsPerWorker?: number;
+  /**
+   * Runs share a worker only while at least this many workers are busy (a server: its cores), so a run on a
+   * machine with room never waits behind another's busy slice. Default 0: whenever `runsPerWorker` allows.
+   */
+  packAfter?: number;
 }
 
 export interface RunHandlers {
@@ -60,10 +75,14 @@ export interface RunHandlers {
   call(req: CallRequest): Promise<HostCallAnswer>;
   onLog?(line: LogLine): void;
   signal?: AbortSignal;
+  /** Who the run is for (the server: the person); runs of one tenant may share a worker (`runsPerWorker`). */
+  tenant?: string;
 }
 
 const WARM_UP_CODE = "const a = [1, 2, 3].map((x) => x * 2); console.log(a); return a.length;";
 const DEFAULT_WARM_LIMITS: EngineLimits = { timeoutMs: 1000, memoryMb: 64, outputBytes: 65536, maxPendingCalls: 16 };
+/** What a co-tenant's run hears when its worker is stopped for another run on it. */
+const STOPPED_FOR_ANOTHER = "the sandbox worker was stopped for another program of the same person running on it";
 let nonceCounter = 0;
 
 function newNonce(): string {
@@ -84,8 +103,11 @@ function failed(
 class PooledWorker {
   readonly ready: Promise<void>;
   dead = false;
-  private listener: ((message: FromWorker) => void) | undefined;
-  private onDeath: ((error: unknown) => void) | undefined;
+  /** Runs in progress (or promised) on this worker, and the tenant they are for while there are any. */
+  load = 0;
+  tenant: string | undefined;
+  private readonly listeners = new Map<string, (message: FromWorker) => void>();
+  private readonly deaths = new Set<(why?: string) => void>();
 
   constructor(
     private readonly port: WorkerPort,
@@ -100,7 +122,7 @@ class PooledWorker {
           const error = readyError(message);
           if (error === undefined) resolve();
           else reject(new Error(error));
-        } else this.listener?.(message);
+        } else if ("nonce" in message) this.listeners.get(message.nonce)?.(message);
       });
       port.onError((error) => {
         clearTimeout(timer);
@@ -111,8 +133,11 @@ class PooledWorker {
     this.ready.catch(() => undefined);
   }
 
-  /** Terminates the worker; a run still in progress fails `Unavailable`. */
-  kill(): void {
+  /**
+   * Terminates the worker; a run still in progress fails `Unavailable`, with `why` as its message when the
+   * worker was stopped for another run on it (a co-tenant's, see `runsPerWorker`).
+   */
+  kill(why?: string): void {
     if (this.dead) return;
     this.dead = true;
     try {
@@ -120,7 +145,7 @@ class PooledWorker {
     } catch {
       // Already gone.
     }
-    this.onDeath?.(new Error("the sandbox worker was terminated"));
+    for (const death of [...this.deaths]) death(why);
   }
 
   /** Runs one program on this worker; resolves with its outcome, never rejects. */
@@ -156,14 +181,14 @@ class PooledWorker {
         clearTimeout(watchdog);
         clearTimeout(cancelTimer);
         handlers.signal?.removeEventListener("abort", onAbort);
-        this.listener = undefined;
-        this.onDeath = undefined;
+        this.listeners.delete(nonce);
+        this.deaths.delete(onDeath);
         resolve(outcome);
       };
       const budget = input.limits.timeoutMs + graceMs;
       const timeOut = (): void => {
         finish(failed("Timeout", `the program ran longer than ${input.limits.timeoutMs} ms`, logs, order));
-        this.kill();
+        this.kill(`${STOPPED_FOR_ANOTHER}: it ran past its time limit`);
       };
       const metered = sharedMeter ? createMeter() : undefined;
       // With a meter the watchdog wakes when the budget could first be spent and re-arms for what is left.
@@ -180,11 +205,12 @@ class PooledWorker {
         this.send({ type: "cancel", nonce });
         cancelTimer = setTimeout(() => {
           finish(failed("Cancelled", "the run was cancelled", logs, order));
-          this.kill();
+          this.kill(`${STOPPED_FOR_ANOTHER}: it did not stop when cancelled`);
         }, graceMs);
       };
-      this.onDeath = () => finish(failed("Unavailable", "the sandbox worker failed", logs, order));
-      this.listener = (message) => {
+      const onDeath = (why?: string) => finish(failed("Unavailable", why ?? "the sandbox worker failed", logs, order));
+      this.deaths.add(onDeath);
+      this.listeners.set(nonce, (message) => {
         if (settled || !("nonce" in message) || message.nonce !== nonce) return;
         switch (message.type) {
           case "busy":
@@ -217,7 +243,7 @@ class PooledWorker {
             finish(message.outcome as EngineOutcome);
             break;
         }
-      };
+      });
       if (handlers.signal?.aborted) {
         finish(failed("Cancelled", "the run was cancelled", [], []));
         return;
@@ -260,12 +286,19 @@ class PooledWorker {
       this.port.post(message);
     } catch {
       this.kill();
-      this.onDeath?.(new Error("post failed"));
     }
   }
 }
 
+/** Promises one more run on `worker` to `tenant`. */
+function claim(worker: PooledWorker, tenant: string | undefined): PooledWorker {
+  worker.load += 1;
+  worker.tenant = tenant;
+  return worker;
+}
+
 interface Waiter {
+  tenant: string | undefined;
   /** Hands the waiting run a worker (possibly one that failed to start: its run then fails at once), or undefined on dispose. */
   take(worker: PooledWorker | undefined): void;
 }
@@ -282,6 +315,8 @@ export class SandboxSupervisor {
   private readonly warmWorkers: number;
   private readonly readyTimeoutMs: number;
   private readonly sharedMeter: boolean;
+  private readonly runsPerWorker: number;
+  private readonly packAfter: number;
   private retireTimer: ReturnType<typeof setTimeout> | undefined;
   /** Workers being warmed by `prewarm`/refill, not yet promised to a run: a run waits for one rather than spawn. */
   private warming = 0;
@@ -295,6 +330,8 @@ export class SandboxSupervisor {
     this.idleRetireMs = options.idleRetireMs ?? 10_000;
     this.warmWorkers = Math.min(this.maxWorkers, Math.max(0, Math.floor(options.warmWorkers ?? 0)));
     this.readyTimeoutMs = options.readyTimeoutMs ?? 15_000;
+    this.runsPerWorker = Math.max(1, Math.floor(options.runsPerWorker ?? 1));
+    this.packAfter = Math.max(0, Math.floor(options.packAfter ?? 0));
     this.sharedMeter = options.sharedMeter ?? typeof SharedArrayBuffer === "function";
     if (this.warmWorkers > 0) void this.prewarm(options.warmLimits ?? DEFAULT_WARM_LIMITS, this.warmWorkers);
   }
@@ -314,10 +351,11 @@ export class SandboxSupervisor {
     if (this.disposed) return failed("Unavailable", "the sandbox supervisor is disposed", [], []);
     if (handlers.signal?.aborted) return failed("Cancelled", "the run was cancelled", [], []);
     this.lastLimits = input.limits;
-    const got = await this.acquire(input.limits, handlers.signal);
+    const got = await this.acquire(input.limits, handlers.signal, handlers.tenant);
     if ("outcome" in got) return got.outcome;
     const worker = got.worker;
     const outcome = await worker.execute(input, handlers, this.graceMs, this.sharedMeter);
+    worker.load -= 1;
     this.release(worker);
     return outcome;
   }
@@ -344,16 +382,19 @@ export class SandboxSupervisor {
     for (const waiter of this.queue.splice(0)) waiter.take(undefined);
   }
 
+  /** A worker for one run, claimed for it at once (so runs acquiring together count each other). */
   private async acquire(
     limits: EngineLimits,
     signal: AbortSignal | undefined,
+    tenant: string | undefined,
   ): Promise<{ worker: PooledWorker } | { outcome: EngineOutcome }> {
-    let worker = this.takeIdle();
-    if (worker) return { worker };
+    let worker = this.packable(tenant) ?? this.takeIdle();
+    if (worker) return { worker: claim(worker, tenant) };
     for (const member of this.all) if (member.dead && !this.idle.includes(member)) this.all.delete(member);
     if (this.all.size < this.maxWorkers && this.warming <= this.queue.length) {
       worker = this.spawn();
       if (!worker) return { outcome: failed("Unavailable", "the sandbox worker could not be spawned", [], []) };
+      claim(worker, tenant);
       await this.warmUp(worker, limits);
       return { worker };
     }
@@ -364,6 +405,7 @@ export class SandboxSupervisor {
         resolve({ outcome: failed("Cancelled", "the run was cancelled", [], []) });
       };
       const waiter: Waiter = {
+        tenant,
         take: (taken) => {
           signal?.removeEventListener("abort", onAbort);
           if (taken) resolve({ worker: taken });
@@ -373,6 +415,19 @@ export class SandboxSupervisor {
       this.queue.push(waiter);
       signal?.addEventListener("abort", onAbort, { once: true });
     });
+  }
+
+  /** Under load (`packAfter`), the worker busiest with `tenant`'s runs that still has room for one more, if any. */
+  private packable(tenant: string | undefined): PooledWorker | undefined {
+    if (tenant === undefined || this.runsPerWorker < 2) return undefined;
+    let best: PooledWorker | undefined;
+    let busy = 0;
+    for (const member of this.all) {
+      if (member.load > 0) busy += 1;
+      if (member.dead || member.tenant !== tenant || member.load === 0 || member.load >= this.runsPerWorker) continue;
+      if (!best || member.load > best.load) best = member;
+    }
+    return busy >= this.packAfter ? best : undefined;
   }
 
   /**
@@ -426,9 +481,11 @@ export class SandboxSupervisor {
   }
 
   /**
-   * A worker whose run ended: to the next queued run, else to the idle list. A worker that died in a run is
-   * replaced (refill); one that died warming up is not (an engine that cannot load would respawn forever),
-   * but a queued run still takes it and fails at once rather than wait for a worker that never comes.
+   * A worker whose run ended (or that warmed up): its room to the next queued run (an empty worker to the
+   * first in the queue, a worker still busy with a tenant's runs to the first run of that tenant), else an
+   * empty one to the idle list. A worker that died in a run is replaced (refill, once its last run is out);
+   * one that died warming up is not (an engine that cannot load would respawn forever), but a queued run
+   * still takes it and fails at once rather than wait for a worker that never comes.
    */
   private release(worker: PooledWorker, warmUp = false): void {
     if (this.disposed) {
@@ -436,19 +493,29 @@ export class SandboxSupervisor {
       return;
     }
     if (worker.dead && !warmUp) {
+      if (worker.load > 0) return;
       this.all.delete(worker);
       this.refill();
       return;
     }
-    const waiter = this.queue.shift();
+    const at =
+      worker.load === 0
+        ? 0
+        : this.queue.findIndex(
+            (waiter) =>
+              waiter.tenant !== undefined && waiter.tenant === worker.tenant && worker.load < this.runsPerWorker,
+          );
+    const waiter = at >= 0 ? this.queue.splice(at, 1)[0] : undefined;
     if (waiter) {
-      waiter.take(worker);
+      waiter.take(claim(worker, waiter.tenant));
       return;
     }
     if (worker.dead) {
       this.all.delete(worker);
       return;
     }
+    if (worker.load > 0) return;
+    worker.tenant = undefined;
     this.idle.push(worker);
     this.scheduleRetire();
   }

@@ -1,10 +1,10 @@
 /**
  * The worker side of contracts/worker-protocol.ts, shared by the browser Web Worker and the Node worker
- * thread: loads the engine once, answers "ready" (with `error` at once if it could not load), runs one
- * program at a time, forwards its calls (all the calls of one guest slice in one "calls" message), logs and
+ * thread: loads the engine once, answers "ready" (with `error` at once if it could not load), runs the
+ * programs the driver sends (several at once when it packs them: each in its own module, engine.ts), forwards their calls (all the calls of one guest slice in one "calls" message), logs and
  * busy/idle changes to the driver (into the run's shared busy meter when it sent one, else as "busy"
  * messages), and resolves calls with the driver's answers (which arrive batched the same way).
- * Right after posting an outcome it prepares the next run's context, so that cost stays off the next start. Messages for another nonce are ignored. Runtime-neutral: the two entry files only adapt postMessage.
+ * Right after posting the outcome of its last run in progress it prepares the next run's context, so that cost stays off the next start. Messages for another nonce are ignored. Runtime-neutral: the two entry files only adapt postMessage.
  */
 import type { CallRequest, HostCallAnswer } from "../contracts/engine";
 import { isToWorker, type ToWorker } from "../contracts/worker-protocol";
@@ -33,19 +33,20 @@ interface ActiveRun {
  */
 export function serveEngine(io: WorkerIo, load: () => Promise<Engine> = loadEngine, threadCpuMs?: () => number): void {
   let engine: Engine | undefined;
-  let active: ActiveRun | undefined;
+  const active = new Map<string, ActiveRun>();
   const waiting: ToWorker[] = [];
 
   const handle = (message: ToWorker): void => {
     if (message.type === "run") {
-      if (!engine || active) {
+      if (active.has(message.nonce)) return; // the driver's nonces are unique: a repeat is no new run
+      if (!engine) {
         io.post({
           type: "done",
           nonce: message.nonce,
           outcome: {
             status: "failed",
             reason: "Unavailable",
-            message: engine ? "the sandbox worker is busy" : "the sandbox did not load",
+            message: "the sandbox did not load",
             logs: [],
             output: [],
           },
@@ -54,21 +55,22 @@ export function serveEngine(io: WorkerIo, load: () => Promise<Engine> = loadEngi
       }
       start(engine, message.nonce, message);
     } else if (message.type === "answers") {
-      if (active?.nonce !== message.nonce || !Array.isArray(message.answers)) return;
+      const run = active.get(message.nonce);
+      if (!run || !Array.isArray(message.answers)) return;
       for (const item of message.answers) {
         if (typeof item !== "object" || item === null) continue;
-        const resolve = active.answers.get(item.index);
-        active.answers.delete(item.index);
+        const resolve = run.answers.get(item.index);
+        run.answers.delete(item.index);
         resolve?.(item.answer);
       }
-    } else if (active?.nonce === message.nonce) {
-      active.controller.abort();
+    } else {
+      active.get(message.nonce)?.controller.abort();
     }
   };
 
   const start = (loaded: Engine, nonce: string, message: Extract<ToWorker, { type: "run" }>): void => {
     const run: ActiveRun = { nonce, answers: new Map(), controller: new AbortController(), outbox: [] };
-    active = run;
+    active.set(nonce, run);
     const flush = (): void => {
       io.post({ type: "calls", nonce, calls: run.outbox.splice(0) });
     };
@@ -88,9 +90,9 @@ export function serveEngine(io: WorkerIo, load: () => Promise<Engine> = loadEngi
         onWaited: meterWaited(message.meter),
       })
       .then((outcome) => {
-        active = undefined;
+        active.delete(nonce);
         io.post({ type: "done", nonce, outcome });
-        loaded.prepareNext?.();
+        if (active.size === 0) loaded.prepareNext?.();
       });
   };
 

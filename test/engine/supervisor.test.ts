@@ -447,6 +447,164 @@ describe("the worker pool", () => {
   });
 });
 
+describe("runs of one tenant sharing a worker (runsPerWorker)", () => {
+  /** A host whose answers wait until `open()`; `asked` resolves once `n` calls have arrived. */
+  function gate(n: number) {
+    let open: () => void = () => undefined;
+    const opened = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    let seen = 0;
+    let allAsked: () => void = () => undefined;
+    const asked = new Promise<void>((resolve) => {
+      allAsked = resolve;
+    });
+    const call = async (req: Parameters<typeof calendarOutcome>[0]): Promise<HostCallAnswer> => {
+      seen += 1;
+      if (seen === n) allAsked();
+      await opened;
+      return calendarOutcome(req);
+    };
+    return { call, asked, open: () => open() };
+  }
+  const WAITS = `const r = await apps.work_calendar.list_events({ day: "2026-10-23" });`;
+
+  it("packs a tenant's runs onto one worker up to runsPerWorker, and keeps other tenants apart", async () => {
+    let count = 0;
+    const local = new SandboxSupervisor({
+      spawn: () => {
+        count++;
+        return spawnNodeWorker();
+      },
+      runsPerWorker: 2,
+    });
+    try {
+      const g = gate(4);
+      const code = `${WAITS} return r.structuredContent.events.length;`;
+      const runs = [
+        local.run(input(code), { call: g.call, tenant: "ann" }),
+        local.run(input(code), { call: g.call, tenant: "ann" }),
+        local.run(input(code), { call: g.call, tenant: "ann" }),
+        local.run(input(code), { call: g.call, tenant: "bob" }),
+      ];
+      await g.asked;
+      // ann's first two share a worker, her third has a worker of its own (the first is full), bob's another.
+      expect(count).toBe(3);
+      expect(local.size).toBe(3);
+      g.open();
+      for (const outcome of await Promise.all(runs)) expect(parseValue(outcome)).toBe(2);
+      // Runs without a tenant never share: two at once take two workers (the three idle ones).
+      const h = gate(2);
+      const untenanted = [local.run(input(code), { call: h.call }), local.run(input(code), { call: h.call })];
+      await h.asked;
+      h.open();
+      for (const outcome of await Promise.all(untenanted)) expect(parseValue(outcome)).toBe(2);
+      expect(count).toBe(3);
+    } finally {
+      local.dispose();
+    }
+  });
+
+  it("shares a worker only once packAfter workers are busy", async () => {
+    const local = new SandboxSupervisor({ spawn: () => spawnNodeWorker(), runsPerWorker: 2, packAfter: 2 });
+    try {
+      const g = gate(3);
+      const code = `${WAITS} return r.structuredContent.events.length;`;
+      const first = local.run(input(code), { call: g.call, tenant: "ann" });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      // One worker busy: ann's second run takes a worker of its own; with two busy, her third shares.
+      const second = local.run(input(code), { call: g.call, tenant: "ann" });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(local.size).toBe(2);
+      const third = local.run(input(code), { call: g.call, tenant: "ann" });
+      await Promise.race([g.asked, first, second, third]);
+      expect(local.size).toBe(2);
+      g.open();
+      for (const outcome of await Promise.all([first, second, third])) expect(parseValue(outcome)).toBe(2);
+    } finally {
+      local.dispose();
+    }
+  });
+
+  it("gives each co-tenant its own memory: two runs at once may each use most of their own limit", async () => {
+    const local = new SandboxSupervisor({ spawn: () => spawnNodeWorker(), runsPerWorker: 2 });
+    try {
+      const g = gate(2);
+      // 12 MiB each under a 16 MiB limit: in one heap of 24 MiB (16 + the module's 8) the second would run out.
+      const code = `const big = new Uint8Array(12 * 1024 * 1024); big[5] = 7; ${WAITS} return big[5] + big.length;`;
+      const limits = { memoryMb: 16 };
+      const runs = [
+        local.run(input(code, { limits }), { call: g.call, tenant: "ann" }),
+        local.run(input(code, { limits }), { call: g.call, tenant: "ann" }),
+      ];
+      // A run that fails (out of memory) settles before both have asked.
+      await Promise.race([g.asked, ...runs]);
+      g.open();
+      for (const outcome of await Promise.all(runs)) expect(parseValue(outcome)).toBe(7 + 12 * 1024 * 1024);
+      expect(local.size).toBe(1);
+    } finally {
+      local.dispose();
+    }
+  });
+
+  it("a co-tenant stuck in an uninterruptible built-in: its worker is stopped, its co-tenant fails Unavailable, another tenant's run goes on", async () => {
+    const local = new SandboxSupervisor({ spawn: () => spawnNodeWorker(), runsPerWorker: 2, graceMs: 200 });
+    try {
+      const g = gate(2);
+      const code = `${WAITS} return r.structuredContent.events.length;`;
+      const waiting = local.run(input(code), { call: g.call, tenant: "ann" });
+      const other = local.run(input(code), { call: g.call, tenant: "bob" });
+      await g.asked;
+      const stuck = local.run(
+        input("return Array.prototype.indexOf.call({ length: 2 ** 32 - 1 }, 1);", { limits: { timeoutMs: 200 } }),
+        {
+          call: fakeHost().call,
+          tenant: "ann",
+        },
+      );
+      expect(local.size).toBe(2);
+      expect(await stuck).toMatchObject({ status: "failed", reason: "Timeout" });
+      expect(await waiting).toMatchObject({
+        status: "failed",
+        reason: "Unavailable",
+        message:
+          "the sandbox worker was stopped for another program of the same person running on it: it ran past its time limit",
+      });
+      g.open();
+      expect(parseValue(await other)).toBe(2);
+      expect(parseValue(await local.run(input("return 6"), { call: fakeHost().call, tenant: "ann" }))).toBe(6);
+    } finally {
+      local.dispose();
+    }
+  }, 15_000);
+
+  it("a queued run of a tenant takes the room a finished co-tenant leaves, before the worker is empty", async () => {
+    const local = new SandboxSupervisor({ spawn: () => spawnNodeWorker(), runsPerWorker: 2, maxWorkers: 1 });
+    try {
+      const first = gate(2);
+      const code = `${WAITS} return r.structuredContent.events.length;`;
+      const quick = local.run(input(code), { call: first.call, tenant: "ann" });
+      const long = gate(1);
+      const holding = local.run(input(code), { call: long.call, tenant: "ann" });
+      await long.asked;
+      // The worker is full (2 of ann's runs): bob's run and ann's third wait, in that order.
+      const bobs = local.run(input("return 8"), { call: fakeHost().call, tenant: "bob" });
+      const third = local.run(input("return 9"), { call: fakeHost().call, tenant: "ann" });
+      expect(local.queued).toBe(2);
+      first.open();
+      expect(parseValue(await quick)).toBe(2);
+      // ann's third took the room at once; bob's waits until the worker is empty.
+      expect(parseValue(await third)).toBe(9);
+      expect(local.queued).toBe(1);
+      long.open();
+      expect(parseValue(await holding)).toBe(2);
+      expect(parseValue(await bobs)).toBe(8);
+    } finally {
+      local.dispose();
+    }
+  });
+});
+
 describe("the busy-time watchdog", () => {
   for (const sharedMeter of [true, false]) {
     const path = sharedMeter ? "shared-memory meter" : "busy/idle messages";

@@ -464,6 +464,7 @@ export async function runTicketOnServer(
           ),
         onLog: (line) => ctx.platform.events.emit("run-log", { runId: ticket.runId, line }),
         signal: controller.signal,
+        tenant: ctx.principal?.userId,
       }),
     );
     // This instance is shutting down: the run stays Running for another instance (or the next start)
