@@ -97,6 +97,7 @@ export async function createPlatform(options: CreatePlatformOptions = {}): Promi
       dataDir: env.dataDir,
       callTimeoutMs: env.OPENBOT_APP_CALL_TIMEOUT_MS,
       oauth,
+      box: { seal: (aad, plaintext) => encrypt(keys, plaintext, aad), open: (aad, value) => decrypt(keys, value, aad) },
     });
     // Admission (run-admission.ts) is the cap that follows the settings; the pool only bounds it from
     // above at the setting's maximum. Two warm workers let back-to-back runs alternate between ready contexts.

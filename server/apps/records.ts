@@ -1,10 +1,11 @@
-/** Rows of `connections` as records, and the name rule of a connection. */
+/** Rows of `connections` as records (the transport opened from `transport_enc`), and the name rule of a connection. */
 import "server-only";
 import { z } from "zod";
 import { policySchema } from "@/contracts/connections";
 import type { ConnectionRecord, Policy } from "./connection";
 import { ConnectionConfigError } from "./errors";
 import { parseTransport, type TransportConfig } from "./transports";
+import type { TransportBox } from "./types";
 
 const NameSchema = z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters");
 
@@ -12,6 +13,8 @@ export interface ConnectionRow {
   id: string;
   name: string;
   transport: string;
+  /** The whole transport, sealed (migration 0028); null for a built-in App and rows not yet sealed. */
+  transport_enc?: string | null;
   enabled: boolean;
   policies: string;
   builtin: string | null;
@@ -26,12 +29,33 @@ export function parseName(input: unknown): string {
   return parsed.data;
 }
 
-export function toRecord(row: ConnectionRow): ConnectionRecord {
+/** The associated data a connection's sealed transport is bound to. */
+export const transportAad = (id: string) => `connections:${id}:transport`;
+
+/**
+ * How a transport is stored: sealed whole in `transport_enc` with only its type in the clear, except a
+ * built-in App's (no secret in it) or where there is no box (the registry's unit tests).
+ */
+export function storedTransport(
+  id: string,
+  transport: TransportConfig,
+  box: TransportBox | undefined,
+): { transport: string; transportEnc: string | null } {
+  if (!box || transport.type === "builtin") return { transport: JSON.stringify(transport), transportEnc: null };
+  return {
+    transport: JSON.stringify({ type: transport.type }),
+    transportEnc: box.seal(transportAad(id), JSON.stringify(transport)),
+  };
+}
+
+export function toRecord(row: ConnectionRow, box?: TransportBox): ConnectionRecord {
   let transport: TransportConfig;
   let policies: Record<string, Policy> = {};
   try {
-    transport = parseTransport(JSON.parse(row.transport));
+    const stored = row.transport_enc ? (box?.open(transportAad(row.id), row.transport_enc) ?? "null") : row.transport;
+    transport = parseTransport(JSON.parse(stored));
   } catch {
+    // Unreadable (another key, or a row this version cannot parse): the connection fails to start and says so.
     transport = { type: "stdio", command: "/nonexistent/invalid-transport" };
   }
   try {

@@ -20,10 +20,10 @@ import type { InputRequest, PendingInput } from "./elicitation";
 import { AppCallError, type AppCallResult, ConnectionConfigError } from "./errors";
 import { type OAuthTarget, SHARED } from "./oauth/manager";
 import { oauthTarget, PersonalConnections } from "./oauth/personal";
-import { type ConnectionRow, parseName, toRecord } from "./records";
+import { type ConnectionRow, parseName, storedTransport, toRecord } from "./records";
 import { slugify } from "./slug";
 import type { TaskState } from "./tasks";
-import { hideTransportSecrets, parseTransport, redactTransport } from "./transports";
+import { hideTransportSecrets, parseTransport, redactTransport, type TransportConfig } from "./transports";
 import type { AppProgress, AppRegistryOptions, ConnectionView, ToolEntry } from "./types";
 
 export { defaultPolicy } from "./bindings";
@@ -69,7 +69,8 @@ export class AppRegistry {
     const registry = new AppRegistry(options, builtin);
     try {
       const rows = await options.db.query<ConnectionRow>("select * from connections order by created_at, id");
-      for (const row of rows) registry.conns.set(row.id, registry.make(toRecord(row)));
+      await sealOlderRows(options, rows);
+      for (const row of rows) registry.conns.set(row.id, registry.make(toRecord(row, options.box)));
       registry.rebuild();
       await Promise.all([...registry.conns.values()].map((c) => c.start()));
       registry.rebuild();
@@ -222,9 +223,10 @@ export class AppRegistry {
       untrustedContent: null,
       createdAt: now,
     };
+    const stored = storedTransport(record.id, transport, this.options.box);
     await this.options.db.query(
-      "insert into connections (id, name, slug, transport, enabled, policies, builtin, created_at, updated_at) values ($1, $2, $3, $4, true, '{}', $5, $6, $6)",
-      [record.id, name, slugify(name, "app"), JSON.stringify(transport), record.builtin, now],
+      "insert into connections (id, name, slug, transport, transport_enc, enabled, policies, builtin, created_at, updated_at) values ($1, $2, $3, $4, $5, true, '{}', $6, $7, $7)",
+      [record.id, name, slugify(name, "app"), stored.transport, stored.transportEnc, record.builtin, now],
     );
     const conn = this.make(record);
     this.conns.set(record.id, conn);
@@ -361,7 +363,7 @@ export class AppRegistry {
       this.rebuild();
       return;
     }
-    const record = toRecord(row);
+    const record = toRecord(row, this.options.box);
     if (!conn) {
       const made = this.make(record);
       this.conns.set(id, made);
@@ -491,5 +493,31 @@ export class AppRegistry {
         : {}),
       createdAt: record.createdAt,
     };
+  }
+}
+
+/**
+ * Seals the transports of rows written before migration 0028 (their secrets were plain JSON), in place:
+ * `rows` then read as the database does. Each row is sealed only if it still is not (another instance
+ * starting at the same moment may have done it).
+ */
+async function sealOlderRows(options: AppRegistryOptions, rows: ConnectionRow[]): Promise<void> {
+  const { box, db } = options;
+  if (!box) return;
+  for (const row of rows) {
+    if (row.transport_enc || row.builtin !== null) continue;
+    let transport: TransportConfig;
+    try {
+      transport = parseTransport(JSON.parse(row.transport));
+    } catch {
+      continue; // unreadable: it fails to start and says so, sealed or not
+    }
+    const stored = storedTransport(row.id, transport, box);
+    const sealed = await db.query<ConnectionRow>(
+      "update connections set transport = $1, transport_enc = $2 where id = $3 and transport_enc is null returning *",
+      [stored.transport, stored.transportEnc, row.id],
+    );
+    const now = sealed[0] ?? (await db.query<ConnectionRow>("select * from connections where id = $1", [row.id]))[0];
+    if (now) Object.assign(row, now);
   }
 }

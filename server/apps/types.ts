@@ -89,6 +89,17 @@ export interface AppRegistryOptions {
   onElicitation?: (input: PendingInput) => void;
   /** OAuth sign-ins of http connections (without it, an `oauth` connection never signs in). */
   oauth?: ConnectionOAuth;
+  /**
+   * Seals and opens a connection's transport at rest (`transport_enc`, migration 0028). The server always
+   * passes one; without it (the registry's own unit tests) transports are stored as plain JSON.
+   */
+  box?: TransportBox;
+}
+
+/** AES-GCM with the instance's keys, `aad` naming the value (`connections:<id>:transport`). */
+export interface TransportBox {
+  seal(aad: string, plaintext: string): string;
+  open(aad: string, value: string): string;
 }
 
 /** One `notifications/progress` of a call, as the App sent it (message is untrusted text). */

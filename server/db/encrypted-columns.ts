@@ -38,6 +38,7 @@ export const ENCRYPTED_COLUMNS: readonly EncryptedColumn[] = [
   { table: "app_operations", column: "input_answer_enc", field: "input_answer", idSql: "id", whereSql: "id = $2" },
   { table: "grants", column: "args_enc", field: "args", idSql: "id", whereSql: "id = $2" },
   { table: "decisions", column: "request_enc", field: "request", idSql: "id", whereSql: "id = $2" },
+  { table: "connections", column: "transport_enc", field: "transport", idSql: "id", whereSql: "id = $2" },
   { table: "messages", column: "content_enc", field: "content", idSql: "id", whereSql: "id = $2" },
   { table: "vault_entries", column: "secret_enc", field: "secret", idSql: "name", whereSql: "name = $2" },
   { table: "vault_retired_secrets", column: "secret_enc", field: "secret", idSql: "id", whereSql: "id = $2" },

@@ -25,6 +25,7 @@ import { sql as decisionRequester } from "./0024-decision-requester";
 import { sql as presenceByPerson } from "./0025-presence-by-person";
 import { sql as turnWaiting } from "./0026-turn-waiting";
 import { sql as liveIndexes } from "./0027-live-indexes";
+import { sql as sealedTransports } from "./0028-sealed-transports";
 
 export const MIGRATIONS: readonly Migration[] = [
   { id: "0001-core", sql: core },
@@ -51,4 +52,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: "0025-presence-by-person", sql: presenceByPerson },
   { id: "0026-turn-waiting", sql: turnWaiting },
   { id: "0027-live-indexes", sql: liveIndexes },
+  { id: "0028-sealed-transports", sql: sealedTransports },
 ];
