@@ -1,8 +1,9 @@
 "use client";
 /**
  * Admin → Settings: Code Mode on/off and its limits. Each field is checked with the server's own schema
- * as you type; a change made against an old version is refused by the server, and the form then shows
- * the newer values instead of overwriting them.
+ * as you type; a change made against an old version is refused by the server, and the form then merges:
+ * fields you left alone take the newer values, fields you changed keep yours (a field both changed says
+ * what the other side set), and nothing is saved until you save again. Your edit is never thrown away.
  */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
@@ -41,11 +42,28 @@ const labelled = (message: string) =>
   FIELDS.reduce((text, f) => text.replace(new RegExp(`\\b(codeMode\\.)?${f.key}\\b`, "g"), f.label), message);
 
 type Draft = { enabled: boolean; traceArguments: boolean } & Record<NumField, string>;
+type DraftKey = keyof Draft;
+const DRAFT_KEYS: DraftKey[] = ["enabled", "traceArguments", ...FIELDS.map((f) => f.key)];
 const toDraft = (c: CodeModeSettings): Draft => ({
   enabled: c.enabled,
   traceArguments: c.traceArguments,
   ...(Object.fromEntries(FIELDS.map((f) => [f.key, String(c[f.key])])) as Record<NumField, string>),
 });
+
+/**
+ * After a conflict: `mine` on top of `theirs` (the newer saved values), field by field against `base` (what
+ * `mine` was edited from). Also the fields both changed to different values, with what the other side set.
+ */
+function merge(base: Draft, mine: Draft, theirs: Draft): { draft: Draft; clashes: Partial<Record<DraftKey, string>> } {
+  const draft = { ...theirs };
+  const clashes: Partial<Record<DraftKey, string>> = {};
+  for (const key of DRAFT_KEYS) {
+    if (mine[key] === base[key]) continue;
+    (draft as Record<DraftKey, unknown>)[key] = mine[key];
+    if (theirs[key] !== base[key] && theirs[key] !== mine[key]) clashes[key] = String(theirs[key]);
+  }
+  return { draft, clashes };
+}
 
 /** A field's number: plain decimal digits only (Number() also read "0x40" as 64 and "1e3" as 1000). */
 const decimal = (text: string): number => (/^\s*\d+\s*$/.test(text) ? Number(text) : Number.NaN);
@@ -76,6 +94,9 @@ export function SettingsForm() {
   const queryClient = useQueryClient();
   const settings = useQuery(trpc.settings.get.queryOptions());
   const [draft, setDraft] = useState<Draft | null>(null);
+  /** The saved values the draft was edited from (for the merge after a conflict). */
+  const [base, setBase] = useState<Draft | null>(null);
+  const [clashes, setClashes] = useState<Partial<Record<DraftKey, string>>>({});
   const [version, setVersion] = useState<number | null>(null);
   const [notice, setNotice] = useState<{ kind: "ok" | "conflict" | "error"; text: string } | null>(null);
   const [serverErrors, setServerErrors] = useState<Partial<Record<string, string>>>({});
@@ -83,6 +104,7 @@ export function SettingsForm() {
   useEffect(() => {
     if (settings.data && draft === null) {
       setDraft(toDraft(settings.data.codeMode));
+      setBase(toDraft(settings.data.codeMode));
       setVersion(settings.data.version);
     }
   }, [settings.data, draft]);
@@ -92,6 +114,8 @@ export function SettingsForm() {
       onSuccess: (next) => {
         queryClient.setQueryData(trpc.settings.get.queryKey(), next);
         setDraft(toDraft(next.codeMode));
+        setBase(toDraft(next.codeMode));
+        setClashes({});
         setVersion(next.version);
         setServerErrors({});
         setNotice({ kind: "ok", text: `Saved (version ${next.version}).` });
@@ -104,11 +128,16 @@ export function SettingsForm() {
         )?.details;
         if (error.data?.code === "CONFLICT" && details?.current) {
           queryClient.setQueryData(trpc.settings.get.queryKey(), details.current);
-          setDraft(toDraft(details.current.codeMode));
+          const theirs = toDraft(details.current.codeMode);
+          const merged = draft && base ? merge(base, draft, theirs) : { draft: theirs, clashes: {} };
+          setDraft(merged.draft);
+          setBase(theirs);
+          setClashes(merged.clashes);
           setVersion(details.current.version);
+          const both = Object.keys(merged.clashes).length;
           setNotice({
             kind: "conflict",
-            text: `Someone else changed the settings meanwhile (now version ${details.current.version}). Their values are shown below; your changes were not saved.`,
+            text: `Someone else changed the settings meanwhile (now version ${details.current.version}). Nothing was saved: the form keeps your changes and shows theirs in the fields you left alone${both ? `; ${both === 1 ? "one field" : `${both} fields`} you both changed ${both === 1 ? "says" : "say"} what they set` : ""}. Save again to save it as shown.`,
           });
           return;
         }
@@ -169,6 +198,7 @@ export function SettingsForm() {
         />
         <span>Code Mode enabled</span>
       </label>
+      {clashes.enabled !== undefined && <Clash value={clashes.enabled === "true" ? "on" : "off"} />}
       <label className="check">
         <input
           type="checkbox"
@@ -180,6 +210,7 @@ export function SettingsForm() {
           Traces carry call arguments (vault secrets stay redacted; only with OTEL_EXPORTER_OTLP_ENDPOINT set)
         </span>
       </label>
+      {clashes.traceArguments !== undefined && <Clash value={clashes.traceArguments === "true" ? "on" : "off"} />}
       <div className="grid-2">
         {FIELDS.map((f) => {
           const r = CODE_MODE_RANGES[f.key];
@@ -204,6 +235,7 @@ export function SettingsForm() {
                   {message}
                 </span>
               )}
+              {clashes[f.key] !== undefined && <Clash value={clashes[f.key] as string} />}
             </div>
           );
         })}
@@ -219,5 +251,14 @@ export function SettingsForm() {
         </button>
       </div>
     </form>
+  );
+}
+
+/** A field both you and someone else changed: what they set (the field shows yours). */
+function Clash({ value }: { value: string }) {
+  return (
+    <span className="hint" data-testid="settings-clash">
+      Someone else set {value} meanwhile; yours is shown.
+    </span>
   );
 }

@@ -65,7 +65,7 @@ test("with Code Mode off the run fails with Unavailable", async ({ page }) => {
   await setCodeMode(page, true);
 });
 
-test("settings form: a clear message per invalid field, and a version conflict shows the newer values", async ({
+test("settings form: a clear message per invalid field, and a version conflict merges the newer values and loses no edit", async ({
   page,
 }) => {
   await signIn(page);
@@ -88,16 +88,36 @@ test("settings form: a clear message per invalid field, and a version conflict s
   const current = await (await page.request.get("/v1/platform/settings", { headers: admin })).json();
   const other = await page.request.patch("/v1/platform/settings", {
     headers: admin,
-    data: { expectedVersion: current.version, codeMode: { memoryMb: 96 } },
+    data: { expectedVersion: current.version, codeMode: { memoryMb: 96, timeoutMs: 15000 } },
   });
   expect(other.status()).toBe(200);
-
-  await page.getByRole("button", { name: "Save" }).click();
-  await expect(page.getByTestId("settings-notice")).toContainText("changed the settings meanwhile");
-  await expect(page.getByLabel("Memory (MB)")).toHaveValue("96");
-  const after = await (await page.request.get("/v1/platform/settings")).json();
-  expect(after.codeMode.timeoutMs).not.toBe(12000);
-  expect(after.codeMode.memoryMb).toBe(96);
+  try {
+    await page.getByRole("button", { name: "Save" }).click();
+    // Nothing is saved and nothing is lost: the field the person left alone takes the other change, the one
+    // both changed keeps theirs and says what the other side set.
+    await expect(page.getByTestId("settings-notice")).toContainText("changed the settings meanwhile");
+    await expect(page.getByTestId("settings-notice")).toContainText("keeps your changes");
+    await expect(page.getByLabel("Memory (MB)")).toHaveValue("96");
+    await expect(page.getByLabel("Time limit (ms)")).toHaveValue("12000");
+    await expect(page.getByTestId("settings-clash")).toHaveText("Someone else set 15000 meanwhile; yours is shown.");
+    const between = await (await page.request.get("/v1/platform/settings", { headers: admin })).json();
+    expect(between.codeMode).toMatchObject({ timeoutMs: 15000, memoryMb: 96 });
+    // Saving again saves the form as shown, against the newer version.
+    await page.getByRole("button", { name: "Save" }).click();
+    await expect(page.getByTestId("settings-notice")).toContainText("Saved");
+    await expect(page.getByTestId("settings-clash")).toHaveCount(0);
+    const after = await (await page.request.get("/v1/platform/settings", { headers: admin })).json();
+    expect(after.codeMode).toMatchObject({ timeoutMs: 12000, memoryMb: 96 });
+  } finally {
+    const now = await (await page.request.get("/v1/platform/settings", { headers: admin })).json();
+    await page.request.patch("/v1/platform/settings", {
+      headers: admin,
+      data: {
+        expectedVersion: now.version,
+        codeMode: { memoryMb: current.codeMode.memoryMb, timeoutMs: current.codeMode.timeoutMs },
+      },
+    });
+  }
 });
 
 test("the code-runs page lists every run of the chat, filters by status, and opens a full record", async ({ page }) => {
