@@ -189,6 +189,29 @@ export function AppsAdmin() {
   );
 }
 
+/**
+ * Lines of `NAME<sep>value` (environment variables with "=", headers with ":") as a record, or the first
+ * line that is not one. Blank lines are skipped; the value is everything after the first separator.
+ */
+export function parsePairs(text: string, sep: "=" | ":"): { pairs: Record<string, string> } | { problem: string } {
+  const pairs: Record<string, string> = {};
+  const lines = text.split("\n");
+  for (const [i, raw] of lines.entries()) {
+    const line = raw.trim();
+    if (!line) continue;
+    const at = line.indexOf(sep);
+    const key = at > 0 ? line.slice(0, at).trim() : "";
+    if (!key)
+      return { problem: `line ${i + 1} ("${line.slice(0, 40)}") is not ${sep === "=" ? "NAME=value" : "Name: value"}` };
+    if (key in pairs) return { problem: `line ${i + 1}: ${key} is given twice` };
+    pairs[key] = line.slice(at + 1).trim();
+  }
+  return { pairs };
+}
+
+/** One argument per line (so an argument may hold spaces); blank lines are skipped. */
+const argLines = (text: string): string[] => text.split("\n").filter((line) => line.trim() !== "");
+
 /** A preset's own name, used when the Name field is left empty. */
 const PRESET_NAMES: Record<string, string> = { everything: "Everything", memory: "Memory", filesystem: "Filesystem" };
 
@@ -199,7 +222,9 @@ function AddConnection({ onAdded }: { onAdded: () => void }) {
   const [preset, setPreset] = useState("everything");
   const [command, setCommand] = useState("");
   const [args, setArgs] = useState("");
+  const [env, setEnv] = useState("");
   const [url, setUrl] = useState("");
+  const [headers, setHeaders] = useState("");
   const [signIn, setSignIn] = useState<"" | "shared" | "person">("");
   const once = useOneAtATime();
   const add = useMutation(
@@ -208,23 +233,37 @@ function AddConnection({ onAdded }: { onAdded: () => void }) {
         setName("");
         setCommand("");
         setArgs("");
+        setEnv("");
         setUrl("");
+        setHeaders("");
         onAdded();
       },
     }),
   );
+  const envPairs = kind === "stdio" ? parsePairs(env, "=") : { pairs: {} };
+  const headerPairs = kind === "http" ? parsePairs(headers, ":") : { pairs: {} };
+  const envSet = "pairs" in envPairs && Object.keys(envPairs.pairs).length > 0 ? { env: envPairs.pairs } : {};
+  const headerSet =
+    "pairs" in headerPairs && Object.keys(headerPairs.pairs).length > 0 ? { headers: headerPairs.pairs } : {};
   const transport =
     kind === "preset"
       ? { type: "preset", preset }
       : kind === "stdio"
-        ? { type: "stdio", command, args: args.trim() ? args.trim().split(/\s+/) : [] }
-        : { type: "http", url, ...(signIn ? { oauth: { mode: signIn } } : {}) };
+        ? { type: "stdio", command, args: argLines(args), ...envSet }
+        : { type: "http", url, ...headerSet, ...(signIn ? { oauth: { mode: signIn } } : {}) };
+  const pairProblem =
+    "problem" in envPairs
+      ? `Environment: ${envPairs.problem}`
+      : "problem" in headerPairs
+        ? `Headers: ${headerPairs.problem}`
+        : undefined;
   return (
     <form
       className="panel stack"
       aria-label="Add an App"
       onSubmit={(e) => {
         e.preventDefault();
+        if (pairProblem) return;
         const named = name.trim() || (kind === "preset" ? (PRESET_NAMES[preset] ?? preset) : "");
         once(() => add.mutateAsync({ name: named, transport }));
       }}
@@ -265,12 +304,21 @@ function AddConnection({ onAdded }: { onAdded: () => void }) {
             <Field id="app-command" label="Command">
               <input id="app-command" value={command} onChange={(e) => setCommand(e.target.value)} required />
             </Field>
-            <Field id="app-args" label="Arguments">
-              <input
-                id="app-args"
-                value={args}
-                onChange={(e) => setArgs(e.target.value)}
-                placeholder="separated by spaces"
+            <Field id="app-args" label="Arguments" hint="One per line; a line may hold spaces.">
+              <textarea id="app-args" rows={2} value={args} onChange={(e) => setArgs(e.target.value)} />
+            </Field>
+            <Field
+              id="app-env"
+              label="Environment"
+              hint="NAME=value, one per line. Values are kept encrypted and never shown again."
+            >
+              <textarea
+                id="app-env"
+                rows={2}
+                value={env}
+                onChange={(e) => setEnv(e.target.value)}
+                aria-invalid={"problem" in envPairs ? true : undefined}
+                spellCheck={false}
               />
             </Field>
           </>
@@ -295,10 +343,35 @@ function AddConnection({ onAdded }: { onAdded: () => void }) {
             </select>
           </Field>
         )}
+        {kind === "http" && (
+          <Field
+            id="app-headers"
+            label="Headers"
+            hint="Name: value, one per line (e.g. Authorization: Bearer …). Values are kept encrypted and never shown again."
+          >
+            <textarea
+              id="app-headers"
+              rows={2}
+              value={headers}
+              onChange={(e) => setHeaders(e.target.value)}
+              aria-invalid={"problem" in headerPairs ? true : undefined}
+              spellCheck={false}
+            />
+          </Field>
+        )}
       </div>
+      {pairProblem && (
+        <p role="alert" className="error-text">
+          {pairProblem}
+        </p>
+      )}
       <ErrorText error={add.error} />
       <div className="row">
-        <button className="primary" type="submit" disabled={add.isPending || (kind !== "preset" && !name.trim())}>
+        <button
+          className="primary"
+          type="submit"
+          disabled={add.isPending || pairProblem !== undefined || (kind !== "preset" && !name.trim())}
+        >
           {add.isPending ? "Connecting…" : "Add App"}
         </button>
       </div>

@@ -466,6 +466,57 @@ test("Add App: a preset needs no name of its own", async ({ page, request }) => 
   expect((await request.delete(`/v1/connections/${memory!.id}`, { headers: admin })).status()).toBe(200);
 });
 
+test("Add App: arguments one per line keep their spaces; environment and headers go as lines; a bad line is named", async ({
+  page,
+  request,
+}) => {
+  await signIn(page);
+  await page.getByRole("link", { name: "Admin · Apps" }).click();
+  const form = page.getByRole("form", { name: "Add an App" });
+  const added: string[] = [];
+  try {
+    await form.getByLabel("Kind").selectOption("stdio");
+    await form.getByLabel("Name").fill("Spaced args");
+    await form.getByLabel("Command").fill("/bin/true");
+    await form.getByLabel("Arguments").fill("--title\nMy Calendar\n");
+    await form.getByLabel("Environment").fill("NOVALUE");
+    await expect(form.getByRole("alert")).toHaveText('Environment: line 1 ("NOVALUE") is not NAME=value');
+    await expect(form.getByRole("button", { name: "Add App" })).toBeDisabled();
+    await form.getByLabel("Environment").fill("API_TOKEN=s3cret value=with equals\n\nREGION=eu");
+    await form.getByRole("button", { name: "Add App" }).click();
+    await expect(page.getByRole("region", { name: "App Spaced args" })).toBeVisible();
+
+    await form.getByLabel("Kind").selectOption("http");
+    await form.getByLabel("Name").fill("Headed");
+    await form.getByLabel("URL").fill("http://127.0.0.1:3159/mcp");
+    await form.getByLabel("Headers").fill("Authorization: Bearer abc def\nX-Team: blue");
+    await form.getByRole("button", { name: "Add App" }).click();
+    await expect(page.getByRole("region", { name: "App Headed" })).toBeVisible();
+
+    const list = (await (await request.get("/v1/connections", { headers: admin })).json()) as {
+      id: string;
+      name: string;
+      transport: Record<string, unknown>;
+    }[];
+    const spaced = list.find((c) => c.name === "Spaced args");
+    const headed = list.find((c) => c.name === "Headed");
+    added.push(...[spaced?.id, headed?.id].filter((id): id is string => Boolean(id)));
+    expect(spaced?.transport).toEqual({
+      type: "stdio",
+      command: "/bin/true",
+      args: ["--title", "My Calendar"],
+      env: { API_TOKEN: "••••", REGION: "••••" },
+    });
+    expect(headed?.transport).toEqual({
+      type: "http",
+      url: "http://127.0.0.1:3159/mcp",
+      headers: { Authorization: "••••", "X-Team": "••••" },
+    });
+  } finally {
+    for (const id of added) await request.delete(`/v1/connections/${id}`, { headers: admin });
+  }
+});
+
 test("a dead App says what was tried and offers Retry now", async ({ page, request }) => {
   const added = await request.post("/v1/connections", {
     headers: admin,
