@@ -21,13 +21,13 @@ export type PoliciesPatch = z.infer<typeof policiesPatchSchema>;
 /** Adds an App: its name and transport (the registry checks the transport and names a bad field). */
 export const addConnectionInput = z.object({
   name: plainName("name", 100),
-  transport: z.unknown(),
+  transport: z.custom<unknown>((value) => value !== undefined, { error: "transport is required" }),
 });
 export type AddConnectionInput = z.infer<typeof addConnectionInput>;
 
 /** Renames, enables or disables an App (`PATCH /v1/connections/:id`, `connections.update`'s `patch`). */
-export const connectionPatchSchema = z
-  .object({
+export const connectionPatchSchema = z.strictObject(
+  {
     name: plainName("name", 100).optional(),
     enabled: z.boolean({ error: "enabled must be true or false" }).optional(),
     /** Whether this App's answers may carry someone else's instructions (taint); null: back to the default. */
@@ -35,8 +35,14 @@ export const connectionPatchSchema = z
       .boolean({ error: "untrustedContent must be true, false or null (the default)" })
       .nullable()
       .optional(),
-  })
-  .strict();
+  },
+  {
+    error: (issue) =>
+      issue.code === "unrecognized_keys"
+        ? `unknown field ${issue.keys.map((k) => `"${k}"`).join(", ")}: an App's change takes name, enabled and untrustedContent${issue.keys.includes("policies") ? " (policies have their own route: PATCH /v1/connections/:id/policies, tRPC connections.setPolicies)" : ""}`
+        : undefined,
+  },
+);
 export type ConnectionPatch = z.infer<typeof connectionPatchSchema>;
 
 /** The bindings' TypeScript declarations, filtered by a word or one connection (`GET /v1/code-api`). */

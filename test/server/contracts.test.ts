@@ -74,6 +74,20 @@ describe("one schema per request, named fields in the refusal", () => {
       "userId: userId must be a string",
     );
     expect((await refusal(admin.chats.share({ chatId: chat.id } as never))).message).toBe("userId: userId is required");
+    // A missing transport is required, not "expected nonoptional"; an unknown field of an App's change is named,
+    // with where policies go.
+    expect((await refusal(admin.connections.create({ name: "No transport" } as never))).message).toBe(
+      "transport: transport is required",
+    );
+    const unknown = await refusal(
+      admin.connections.update({ id: "conn_work_calendar", patch: { policies: { list_events: "deny" } } as never }),
+    );
+    expect(unknown.message).toContain(
+      'unknown field "policies": an App\'s change takes name, enabled and untrustedContent',
+    );
+    expect(unknown.message).toContain("PATCH /v1/connections/:id/policies");
+    const calendar = (await admin.connections.list()).find((c) => c.id === "conn_work_calendar");
+    expect(calendar?.tools.find((tool) => tool.name === "list-events")?.policy).toBe("allow");
     expect((await admin.chats.byId({ id: chat.id })).pinned).toBe(false);
     expect((await admin.settings.get()).version).toBe(settings.version);
     expect((await admin.vault.list()).map((e) => e.name)).not.toContain("short/one");
