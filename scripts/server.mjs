@@ -1,6 +1,6 @@
 // Serves the built app on HOST:PORT (default 127.0.0.1:3000) from one process we control, so SIGTERM and
 // SIGINT close runs, MCP children and the database before the process exits.
-import { createServer } from "node:http";
+import { createServer, request } from "node:http";
 import next from "next";
 
 const host = process.env.HOST || "127.0.0.1";
@@ -26,8 +26,59 @@ const server = createServer((req, res) => {
     );
     return;
   }
+  if ((req.url ?? "").startsWith("/v1/")) explainMethodNotAllowed(req, res);
   handle(req, res);
 });
+
+/**
+ * Next answers a method a route does not export with a bare 405 (no body, no `Allow`). For the API, that
+ * answer is replaced by one in the API's error shape that names the methods the path takes, which Next's
+ * own OPTIONS answer lists (asked over loopback, only on this error path).
+ */
+function explainMethodNotAllowed(req, res) {
+  const writeHead = res.writeHead.bind(res);
+  const write = res.write.bind(res);
+  const end = res.end.bind(res);
+  let refused = false;
+  res.writeHead = (status, ...rest) => {
+    if (status === 405) {
+      refused = true;
+      return res;
+    }
+    return writeHead(status, ...rest);
+  };
+  res.write = (...args) => (refused || res.statusCode === 405 ? true : write(...args));
+  res.end = (...args) => {
+    if (!refused && res.statusCode !== 405) return end(...args);
+    allowedMethods(req.url ?? "/").then((allow) => {
+      const path = (req.url ?? "/").split("?")[0];
+      const methods = allow.filter((m) => m !== "HEAD" && m !== "OPTIONS");
+      writeHead(405, { "content-type": "application/json", "cache-control": "no-store", allow: allow.join(", ") });
+      end(
+        JSON.stringify({
+          error: {
+            code: "METHOD_NOT_ALLOWED",
+            message: `${req.method} is not allowed on ${path}${methods.length ? `: it takes ${methods.join(", ")}` : ""}.`,
+          },
+        }),
+      );
+    });
+    return res;
+  };
+}
+
+function allowedMethods(url) {
+  return new Promise((resolve) => {
+    const ask = request({ host: "127.0.0.1", port: server.address().port, method: "OPTIONS", path: url }, (reply) => {
+      reply.resume();
+      const allow = String(reply.headers.allow ?? "");
+      resolve(allow ? allow.split(/\s*,\s*/).filter(Boolean) : []);
+    });
+    ask.on("error", () => resolve([]));
+    ask.setTimeout(5000, () => ask.destroy());
+    ask.end();
+  });
+}
 
 function decodablePath(url) {
   const path = url.split("?")[0];

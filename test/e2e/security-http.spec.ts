@@ -510,6 +510,27 @@ test("ids and filters with a NUL, and paths that are not UTF-8, are a 400 in the
   expect((await request.get("/v1/code-runs/%E2%82%AC", { headers: admin })).status()).toBe(404);
 });
 
+test("a method a route does not take is a 405 in the API's shape that names the methods it takes (Allow too)", async ({
+  request,
+}) => {
+  for (const [method, route, takes] of [
+    ["POST", "/v1/grants", "GET"],
+    ["PUT", "/v1/connections/conn_work_calendar", "DELETE, PATCH"],
+    ["DELETE", "/v1/health", "GET"],
+  ] as const) {
+    const r = await request.fetch(route, { method, headers: admin, data: method === "DELETE" ? undefined : {} });
+    expect(r.status(), `${method} ${route}`).toBe(405);
+    expect(r.headers()["content-type"]).toContain("application/json");
+    expect(r.headers()["content-security-policy"]).toContain("frame-ancestors 'none'");
+    expect(r.headers().allow).toContain(takes.split(", ")[0]);
+    expect(await r.json()).toEqual({
+      error: { code: "METHOD_NOT_ALLOWED", message: `${method} is not allowed on ${route}: it takes ${takes}.` },
+    });
+  }
+  // A method the route takes is not touched.
+  expect((await request.get("/v1/health")).status()).toBe(200);
+});
+
 test("failed sign-ins are limited per address (429 with Retry-After); another address still signs in", async () => {
   const json = { "content-type": "application/json" };
   const attempt = (token: string, localAddress: string) =>
