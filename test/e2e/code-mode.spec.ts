@@ -131,6 +131,8 @@ test("the code-runs page lists every run of the chat, filters by status, and ope
   await expect(page.getByTestId("run-card").last().getByTestId("run-failure")).toContainText("boom");
   await page.getByRole("link", { name: "All code runs" }).click();
   await expect(page.getByTestId("run-row")).toHaveCount(2);
+  // Each row shows its program's first line, so runs can be told apart before opening them.
+  await expect(page.getByTestId("run-row-program")).toHaveText(["throw new Error('boom')", "return 41 + 1"]);
   await page.getByLabel("Status filter").selectOption("Failed");
   await expect(page.getByTestId("run-row")).toHaveCount(1);
   await page.getByRole("button", { name: "Open" }).click();

@@ -46,6 +46,7 @@ function Runs({ chatId }: { chatId: string }) {
         <thead>
           <tr>
             <th>Status</th>
+            <th>Program</th>
             <th>Reason</th>
             <th>Calls</th>
             <th>Started</th>
@@ -57,6 +58,11 @@ function Runs({ chatId }: { chatId: string }) {
             <tr key={r.id} data-testid="run-row">
               <td>
                 <span className={`status ${r.status}`}>{r.status}</span>
+              </td>
+              <td>
+                <code className="small" title={r.code.slice(0, 2000)} data-testid="run-row-program">
+                  {programLine(r.code)}
+                </code>
               </td>
               <td>{r.reason || <span className="muted">—</span>}</td>
               <td>{r.calls.length}</td>
@@ -91,6 +97,16 @@ function Runs({ chatId }: { chatId: string }) {
         })()}
     </div>
   );
+}
+
+/** What tells a run apart in the list: its program's first line that is not blank or a comment, cut at 80 characters. */
+function programLine(code: string): string {
+  const line =
+    code
+      .split("\n")
+      .map((l) => l.trim())
+      .find((l) => l !== "" && !l.startsWith("//")) ?? code.trim();
+  return line.length > 80 ? `${line.slice(0, 79)}…` : line || "(empty)";
 }
 
 export default function ChatRunsPage({ params }: { params: Promise<{ id: string }> }) {
