@@ -389,6 +389,24 @@ test("a run card scales: capped log with show all, copy buttons, duration, call 
   await page.screenshot({ path: "test-results/screenshots/chat-run-card-scaled.png", fullPage: true });
 });
 
+test("a long program shows its first 200 lines on the run card, and all of them on request", async ({ page }) => {
+  await signIn(page);
+  await newChat(page);
+  await page.getByRole("button", { name: "Write a program yourself" }).click();
+  const program = [...Array.from({ length: 500 }, (_, i) => `// note ${i}`), "return 7"].join("\n");
+  await page.getByRole("textbox", { name: "Program" }).fill(program);
+  await page.getByRole("button", { name: "Run program" }).click();
+  const card = page.getByTestId("run-card").last();
+  await expect(card).toHaveAttribute("data-status", "Completed");
+  const code = card.getByTestId("run-code");
+  await expect(code).toContainText("// note 199");
+  await expect(code).not.toContainText("// note 200");
+  await card.getByRole("button", { name: /^Show all 501 lines/ }).click();
+  await expect(code).toContainText("// note 499");
+  await expect(code).toContainText("return 7");
+  await expect(card.getByTestId("run-code-all")).toHaveCount(0);
+});
+
 test("after Allow in model mode the late result is the run card's update and the model's follow-up, never raw JSON", async ({
   page,
 }) => {
