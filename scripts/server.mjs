@@ -53,7 +53,11 @@ function explainMethodNotAllowed(req, res) {
     allowedMethods(req.url ?? "/").then((allow) => {
       const path = (req.url ?? "/").split("?")[0];
       const methods = allow.filter((m) => m !== "HEAD" && m !== "OPTIONS");
-      writeHead(405, { "content-type": "application/json", "cache-control": "no-store", allow: allow.join(", ") });
+      writeHead(405, {
+        "content-type": "application/json",
+        "cache-control": "no-store",
+        ...(allow.length ? { allow: allow.join(", ") } : {}),
+      });
       end(
         JSON.stringify({
           error: {
@@ -69,7 +73,10 @@ function explainMethodNotAllowed(req, res) {
 
 function allowedMethods(url) {
   return new Promise((resolve) => {
-    const ask = request({ host: "127.0.0.1", port: server.address().port, method: "OPTIONS", path: url }, (reply) => {
+    // Where this server listens: a wildcard address is reached on loopback.
+    const { address, port: listening } = server.address();
+    const target = address === "0.0.0.0" ? "127.0.0.1" : address === "::" ? "::1" : address;
+    const ask = request({ host: target, port: listening, method: "OPTIONS", path: url }, (reply) => {
       reply.resume();
       const allow = String(reply.headers.allow ?? "");
       resolve(allow ? allow.split(/\s*,\s*/).filter(Boolean) : []);
