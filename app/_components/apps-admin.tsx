@@ -212,6 +212,39 @@ export function parsePairs(text: string, sep: "=" | ":"): { pairs: Record<string
 /** One argument per line (so an argument may hold spaces); blank lines are skipped. */
 const argLines = (text: string): string[] => text.split("\n").filter((line) => line.trim() !== "");
 
+/** `{ [field]: pairs }` when parsed pairs are given, else nothing (the transport leaves the field out). */
+function given<K extends string>(
+  field: K,
+  parsed: ReturnType<typeof parsePairs>,
+): Partial<Record<K, Record<string, string>>> {
+  return "pairs" in parsed && Object.keys(parsed.pairs).length > 0
+    ? ({ [field]: parsed.pairs } as Record<K, Record<string, string>>)
+    : {};
+}
+
+/** A textarea of secret pairs (environment or headers), whose values are stored sealed and shown hidden. */
+function PairsField(props: {
+  id: string;
+  label: string;
+  hint: string;
+  value: string;
+  onChange: (value: string) => void;
+  invalid: boolean;
+}) {
+  return (
+    <Field id={props.id} label={props.label} hint={`${props.hint} Values are kept encrypted and never shown again.`}>
+      <textarea
+        id={props.id}
+        rows={2}
+        value={props.value}
+        onChange={(e) => props.onChange(e.target.value)}
+        aria-invalid={props.invalid ? true : undefined}
+        spellCheck={false}
+      />
+    </Field>
+  );
+}
+
 /** A preset's own name, used when the Name field is left empty. */
 const PRESET_NAMES: Record<string, string> = { everything: "Everything", memory: "Memory", filesystem: "Filesystem" };
 
@@ -242,9 +275,8 @@ function AddConnection({ onAdded }: { onAdded: () => void }) {
   );
   const envPairs = kind === "stdio" ? parsePairs(env, "=") : { pairs: {} };
   const headerPairs = kind === "http" ? parsePairs(headers, ":") : { pairs: {} };
-  const envSet = "pairs" in envPairs && Object.keys(envPairs.pairs).length > 0 ? { env: envPairs.pairs } : {};
-  const headerSet =
-    "pairs" in headerPairs && Object.keys(headerPairs.pairs).length > 0 ? { headers: headerPairs.pairs } : {};
+  const envSet = given("env", envPairs);
+  const headerSet = given("headers", headerPairs);
   const transport =
     kind === "preset"
       ? { type: "preset", preset }
@@ -307,20 +339,14 @@ function AddConnection({ onAdded }: { onAdded: () => void }) {
             <Field id="app-args" label="Arguments" hint="One per line; a line may hold spaces.">
               <textarea id="app-args" rows={2} value={args} onChange={(e) => setArgs(e.target.value)} />
             </Field>
-            <Field
+            <PairsField
               id="app-env"
               label="Environment"
-              hint="NAME=value, one per line. Values are kept encrypted and never shown again."
-            >
-              <textarea
-                id="app-env"
-                rows={2}
-                value={env}
-                onChange={(e) => setEnv(e.target.value)}
-                aria-invalid={"problem" in envPairs ? true : undefined}
-                spellCheck={false}
-              />
-            </Field>
+              hint="NAME=value, one per line."
+              value={env}
+              onChange={setEnv}
+              invalid={"problem" in envPairs}
+            />
           </>
         )}
         {kind === "http" && (
@@ -344,20 +370,14 @@ function AddConnection({ onAdded }: { onAdded: () => void }) {
           </Field>
         )}
         {kind === "http" && (
-          <Field
+          <PairsField
             id="app-headers"
             label="Headers"
-            hint="Name: value, one per line (e.g. Authorization: Bearer …). Values are kept encrypted and never shown again."
-          >
-            <textarea
-              id="app-headers"
-              rows={2}
-              value={headers}
-              onChange={(e) => setHeaders(e.target.value)}
-              aria-invalid={"problem" in headerPairs ? true : undefined}
-              spellCheck={false}
-            />
-          </Field>
+            hint="Name: value, one per line (e.g. Authorization: Bearer …)."
+            value={headers}
+            onChange={setHeaders}
+            invalid={"problem" in headerPairs}
+          />
         )}
       </div>
       {pairProblem && (
