@@ -15,6 +15,36 @@ export const createUserInput = z.object({
 });
 export type CreateUserInput = z.infer<typeof createUserInput>;
 
+/** The person an admin changes or removes: `users.update {id, role}` / `PATCH /v1/users/:id`, `users.remove {id}` / `DELETE /v1/users/:id`. */
+export const userIdInput = z.object({ id: idField("id") });
+export type UserIdInput = z.infer<typeof userIdInput>;
+
+/** A person's new role; their keys then act with what that role allows (auth.ts cuts them on every request). */
+export const updateUserInput = z.strictObject(
+  {
+    id: idField("id"),
+    role: z.enum(ROLES, { error: 'role must be "admin" or "member"' }),
+  },
+  {
+    // Only the role changes: a person's name is how records, decisions and grants name them.
+    error: (issue) =>
+      issue.code === "unrecognized_keys"
+        ? `unknown field ${issue.keys.map((k) => `"${k}"`).join(", ")}: a person's change takes role only (their name stays as records show it)`
+        : undefined,
+  },
+);
+export type UpdateUserInput = z.infer<typeof updateUserInput>;
+
+/** One person as admins see them. */
+export interface UserView {
+  id: string;
+  name: string;
+  role: Role;
+  createdAt: number;
+  /** When an admin removed them (their keys revoked, their live runs cancelled); null while they belong. */
+  removedAt: number | null;
+}
+
 /** A key holds exactly these permissions, cut to its user's role (the service refuses more). */
 export const createApiKeyInput = z.object({
   userId: idField("userId"),

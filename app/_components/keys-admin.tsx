@@ -1,11 +1,12 @@
 "use client";
 /**
- * Admin → API keys: people and their keys. A new key's token is shown once; only its hash is stored. Every
- * key is listed with Revoke (confirmed first; a refusal is shown on its row).
+ * Admin → API keys: people and their keys. Each person is listed with their role (changed in place) and
+ * Remove; each key with Revoke. Both are confirmed first, and a refusal is shown on the row. A new key's
+ * token is shown once; only its hash is stored.
  */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import type { ApiKeyView } from "@/contracts/people";
+import type { ApiKeyView, Role, UserView } from "@/contracts/people";
 import { PERMISSIONS, type Permission } from "@/contracts/permissions";
 import { useOneAtATime } from "../_lib/one-at-a-time";
 import { useTRPC } from "../_lib/trpc";
@@ -44,40 +45,40 @@ export function KeysAdmin() {
   );
   return (
     <div className="stack">
-      <form
-        className="panel stack"
-        aria-label="Add a person"
-        onSubmit={(e) => {
-          e.preventDefault();
-          onceUser(() => addUser.mutateAsync({ name: personName, role }));
-        }}
-      >
-        <h2 style={{ margin: 0, fontSize: 18 }}>People</h2>
-        <ul className="small" style={{ margin: 0 }}>
-          {users.data?.map((u) => (
-            <li key={u.id}>
-              {u.name} <span className="muted">({u.role})</span>
-            </li>
-          ))}
-        </ul>
-        <div className="grid-2">
-          <Field id="person-name" label="Name">
-            <input id="person-name" value={personName} onChange={(e) => setPersonName(e.target.value)} required />
-          </Field>
-          <Field id="person-role" label="Role">
-            <select id="person-role" value={role} onChange={(e) => setRole(e.target.value as typeof role)}>
-              <option value="member">member</option>
-              <option value="admin">admin</option>
-            </select>
-          </Field>
-        </div>
-        <ErrorText error={addUser.error} />
-        <div className="row">
-          <button type="submit" disabled={addUser.isPending}>
-            Add person
-          </button>
-        </div>
-      </form>
+      <section className="panel stack" aria-labelledby="people-heading">
+        <h2 id="people-heading" style={{ margin: 0, fontSize: 18 }}>
+          People
+        </h2>
+        <ErrorText error={users.error} />
+        {users.data && <PeopleTable people={users.data} />}
+        <form
+          className="stack"
+          aria-label="Add a person"
+          onSubmit={(e) => {
+            e.preventDefault();
+            onceUser(() => addUser.mutateAsync({ name: personName, role }));
+          }}
+        >
+          <h3 style={{ margin: 0, fontSize: 15 }}>Add a person</h3>
+          <div className="grid-2">
+            <Field id="person-name" label="Name">
+              <input id="person-name" value={personName} onChange={(e) => setPersonName(e.target.value)} required />
+            </Field>
+            <Field id="person-role" label="Role">
+              <select id="person-role" value={role} onChange={(e) => setRole(e.target.value as typeof role)}>
+                <option value="member">member</option>
+                <option value="admin">admin</option>
+              </select>
+            </Field>
+          </div>
+          <ErrorText error={addUser.error} />
+          <div className="row">
+            <button type="submit" disabled={addUser.isPending}>
+              Add person
+            </button>
+          </div>
+        </form>
+      </section>
       <form
         className="panel stack"
         aria-label="Create an API key"
@@ -92,11 +93,13 @@ export function KeysAdmin() {
           <Field id="key-user" label="Person">
             <select id="key-user" value={userId} onChange={(e) => setUserId(e.target.value)} required>
               <option value="">Choose…</option>
-              {users.data?.map((u) => (
-                <option key={u.id} value={u.id}>
-                  {u.name}
-                </option>
-              ))}
+              {users.data
+                ?.filter((u) => u.removedAt === null)
+                .map((u) => (
+                  <option key={u.id} value={u.id}>
+                    {u.name} ({u.role})
+                  </option>
+                ))}
             </select>
           </Field>
           <Field id="key-name" label="Key name">
@@ -131,6 +134,131 @@ export function KeysAdmin() {
       </form>
       <KeysTable />
     </div>
+  );
+}
+
+/** Everyone, removed people included (records still name them); the signed-in admin's own row has no actions. */
+function PeopleTable({ people }: { people: UserView[] }) {
+  const trpc = useTRPC();
+  const me = useQuery(trpc.auth.me.queryOptions()).data;
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: on a narrow window the table scrolls sideways, and a scroll region must be reachable by keyboard
+    <table className="calls" aria-label="People" tabIndex={0}>
+      <thead>
+        <tr>
+          <th>Name</th>
+          <th>Role</th>
+          <th>Added</th>
+          <th>Status</th>
+          <th />
+        </tr>
+      </thead>
+      <tbody>
+        {people.map((p) => (
+          <PersonRow key={p.id} person={p} you={p.id === me?.userId} />
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** One person: their role is changed in place (confirmed when it takes admin away), Remove is confirmed first. */
+function PersonRow({ person: p, you }: { person: UserView; you: boolean }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const refresh = () =>
+    Promise.all([
+      queryClient.invalidateQueries({ queryKey: trpc.users.list.queryKey() }),
+      queryClient.invalidateQueries({ queryKey: trpc.apiKeys.list.queryKey() }),
+    ]);
+  const update = useMutation(trpc.users.update.mutationOptions({ onSettled: refresh }));
+  const remove = useMutation(trpc.users.remove.mutationOptions({ onSettled: refresh }));
+  const error = update.error ?? remove.error;
+  const errorId = `person-error-${p.id}`;
+  const busy = update.isPending || remove.isPending;
+  const active = p.removedAt === null && !you;
+  const changeRole = (role: Role) => {
+    if (role === p.role) return;
+    const ask =
+      role === "member"
+        ? `Make ${p.name} a member? Their keys and sessions lose platform.admin and the vault at once.`
+        : `Make ${p.name} an admin? Their existing keys keep the permissions they were created with; create a key with platform.admin for admin work.`;
+    if (window.confirm(ask)) {
+      remove.reset();
+      update.mutate({ id: p.id, role });
+    }
+  };
+  return (
+    <>
+      <tr data-testid="person">
+        <td>
+          {p.name}
+          {you && <span className="muted"> (you)</span>}
+        </td>
+        <td>
+          {active ? (
+            <select
+              aria-label={`Role of ${p.name}`}
+              aria-describedby={error ? errorId : undefined}
+              value={p.role}
+              disabled={busy}
+              onChange={(e) => changeRole(e.target.value as Role)}
+            >
+              <option value="member">member</option>
+              <option value="admin">admin</option>
+            </select>
+          ) : (
+            p.role
+          )}
+        </td>
+        <td className="small muted" style={{ whiteSpace: "nowrap" }}>
+          {when(p.createdAt)}
+        </td>
+        <td className="small" data-testid="person-status">
+          {p.removedAt === null ? (
+            "Active"
+          ) : (
+            <>
+              Removed{" "}
+              <span className="muted" style={{ display: "block", whiteSpace: "nowrap" }}>
+                {when(p.removedAt)}
+              </span>
+            </>
+          )}
+        </td>
+        <td style={{ whiteSpace: "nowrap" }}>
+          {active && (
+            <button
+              type="button"
+              disabled={busy}
+              aria-label={`Remove ${p.name}`}
+              aria-describedby={error ? errorId : undefined}
+              onClick={() => {
+                if (
+                  window.confirm(
+                    `Remove ${p.name}? Their keys are revoked and their running programs and turns stop at once. Their chats and records stay.`,
+                  )
+                ) {
+                  update.reset();
+                  remove.mutate({ id: p.id });
+                }
+              }}
+            >
+              Remove
+            </button>
+          )}
+        </td>
+      </tr>
+      {error && (
+        <tr data-testid="person-error">
+          <td colSpan={5}>
+            <span id={errorId} role="alert" className="error-text small">
+              {error.message}
+            </span>
+          </td>
+        </tr>
+      )}
+    </>
   );
 }
 

@@ -31,6 +31,8 @@ interface Person {
   id: string;
   name: string;
   role: string;
+  /** A removed person is named in entries that still list them, and offered for none. */
+  removedAt: number | null;
 }
 
 /** Roles as checkboxes, people as a multiple select: who may use one entry. */
@@ -76,11 +78,13 @@ function UsableByFields({
         value={value.users}
         onChange={(e) => onChange({ ...value, users: [...e.target.selectedOptions].map((o) => o.value) })}
       >
-        {people.map((p) => (
-          <option key={p.id} value={p.id}>
-            {p.name} ({p.role})
-          </option>
-        ))}
+        {people
+          .filter((p) => p.removedAt === null)
+          .map((p) => (
+            <option key={p.id} value={p.id}>
+              {p.name} ({p.role})
+            </option>
+          ))}
       </select>
     </fieldset>
   );
@@ -89,7 +93,11 @@ function UsableByFields({
 const describeUsableBy = (u: UsableBy, people: Person[]) =>
   [
     ...u.roles.map((r) => (r === "admin" ? "Admins" : "Members")),
-    ...u.users.map((id) => people.find((p) => p.id === id)?.name ?? id),
+    ...u.users.map((id) => {
+      const person = people.find((p) => p.id === id);
+      if (!person) return id;
+      return person.removedAt === null ? person.name : `${person.name} (removed)`;
+    }),
   ].join(", ") || "nobody";
 
 /** One entry's "May use" cell: the current list, and an editor that saves it. */
@@ -109,7 +117,17 @@ function UsableByCell({ name, value, people }: { name: string; value: UsableBy; 
     return (
       <div className="stack small">
         <span data-testid="vault-usable-by">{describeUsableBy(value, people)}</span>
-        <button type="button" onClick={() => setEditing(value)} aria-label={`Change who may use ${name}`}>
+        <button
+          type="button"
+          // A removed person is not offered, so the editor starts without them (saving them would be refused).
+          onClick={() =>
+            setEditing({
+              ...value,
+              users: value.users.filter((id) => !people.some((p) => p.id === id && p.removedAt !== null)),
+            })
+          }
+          aria-label={`Change who may use ${name}`}
+        >
           Change
         </button>
       </div>

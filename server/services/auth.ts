@@ -48,8 +48,9 @@ function toPrincipal(row: KeyRow): Principal {
 /** Acts as an admin (sees every chat, decides anywhere): the key holds platform.admin, not just the role. */
 export const isAdmin = (principal: Principal): boolean => principal.permissions.has("platform.admin");
 
+/** A key of a removed person never authenticates (their keys were revoked on removal; this holds even if not). */
 const KEY_SELECT = `select k.id as key_id, u.id as user_id, u.name as user_name, u.role, k.permissions
-  from api_keys k join users u on u.id = k.user_id`;
+  from api_keys k join users u on u.id = k.user_id and u.removed_at is null`;
 
 export async function principalFromToken(db: Db, token: string): Promise<Principal | null> {
   const rows = await db.query<KeyRow>(`${KEY_SELECT} where k.token_hash = $1 and k.revoked_at is null`, [
@@ -187,7 +188,8 @@ export async function bootstrapAdmin(db: Db, dataDir: string, fixedToken?: strin
       return undefined;
     }
     const existing = await tx.query(
-      "select 1 from api_keys k join users u on u.id = k.user_id where u.role = 'admin' and k.revoked_at is null limit 1",
+      `select 1 from api_keys k join users u on u.id = k.user_id
+       where u.role = 'admin' and u.removed_at is null and k.revoked_at is null limit 1`,
     );
     if (existing.length) return undefined;
     return (await createApiKey(tx, await adminUserId(tx), "First admin token", ALL_PERMISSIONS)).token;
@@ -204,6 +206,8 @@ export async function bootstrapAdmin(db: Db, dataDir: string, fixedToken?: strin
 const BOOTSTRAP_LOCK = 7_061_626_001;
 
 async function adminUserId(db: Db): Promise<string> {
-  const rows = await db.query<{ id: string }>("select id from users where role = 'admin' order by created_at limit 1");
+  const rows = await db.query<{ id: string }>(
+    "select id from users where role = 'admin' and removed_at is null order by created_at limit 1",
+  );
   return rows[0]?.id ?? createUser(db, "Admin", "admin");
 }

@@ -164,8 +164,11 @@ export async function shareChat(ctx: ServiceContext, input: ShareChatInput): Pro
   const { db } = ctx.platform;
   const { chatId, userId } = input;
   await ownedChat(db, requirePermission(ctx.principal, "sessions.write"), chatId);
-  const user = await db.query("select 1 from users where id = $1", [userId]);
-  if (!user.length) throw new AppError("BAD_REQUEST", "userId: no such user");
+  const user = await db.query<{ removed_at: string | number | null }>("select removed_at from users where id = $1", [
+    userId,
+  ]);
+  if (!user[0]) throw new AppError("BAD_REQUEST", "userId: no such user");
+  if (user[0].removed_at !== null) throw new AppError("BAD_REQUEST", "userId: this person was removed");
   await db.query("insert into chat_shares (chat_id, user_id, created_at) values ($1, $2, $3) on conflict do nothing", [
     chatId,
     userId,

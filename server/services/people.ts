@@ -2,12 +2,28 @@
  * People and their API keys, managed by admins. A key's token is returned once; only its hash is stored,
  * and neither leaves this module again. Revoking a key ends it and every web session signed in with it
  * at once (auth.ts checks `revoked_at` on every request), refused where it would lock the admins out.
+ * A person's role can change (their keys act with what the new role allows, from the next request on),
+ * and a person can be removed: their keys are revoked, their sessions end, their running turns stop and
+ * their live runs are cancelled; their row stays, so the records that name them still do.
  */
 import "server-only";
-import type { ApiKeyIdInput, ApiKeyView, CreateApiKeyInput, CreateUserInput, Role } from "@/contracts/people";
+import { LIVE_RUN_STATUSES_SQL } from "@/contracts/code-run";
+import type {
+  ApiKeyIdInput,
+  ApiKeyView,
+  CreateApiKeyInput,
+  CreateUserInput,
+  Role,
+  UpdateUserInput,
+  UserIdInput,
+  UserView,
+} from "@/contracts/people";
 import { PERMISSIONS, type Permission } from "@/contracts/permissions";
 import { sha256 } from "../crypto";
+import type { Db } from "../db/client";
+import { logEvent } from "../log";
 import { createApiKey, createUser, ROLE_PERMISSIONS, requirePermission } from "./auth";
+import { failRun } from "./code-runs/endings";
 import type { ServiceContext } from "./context";
 import { AppError } from "./errors";
 
@@ -19,20 +35,41 @@ export async function addUser(ctx: ServiceContext, input: CreateUserInput): Prom
 export async function addApiKey(ctx: ServiceContext, input: CreateApiKeyInput): Promise<{ id: string; token: string }> {
   requirePermission(ctx.principal, "platform.admin");
   const { db } = ctx.platform;
-  const users = await db.query<{ role: "admin" | "member" }>("select role from users where id = $1", [input.userId]);
+  const users = await db.query<{ role: "admin" | "member"; removed_at: string | number | null }>(
+    "select role, removed_at from users where id = $1",
+    [input.userId],
+  );
   if (!users[0]) throw new AppError("BAD_REQUEST", "userId: no such user");
+  if (users[0].removed_at !== null) throw new AppError("BAD_REQUEST", "userId: this person was removed");
   const beyond = input.permissions.filter((p) => !ROLE_PERMISSIONS[users[0]!.role].includes(p));
   if (beyond.length)
     throw new AppError("BAD_REQUEST", `permissions: a ${users[0].role} cannot hold ${beyond.join(", ")}`);
   return createApiKey(db, input.userId, input.name, input.permissions);
 }
 
-export async function listUsers(ctx: ServiceContext) {
+interface UserRow {
+  id: string;
+  name: string;
+  role: Role;
+  created_at: string | number;
+  removed_at: string | number | null;
+}
+
+const USER_COLUMNS = "id, name, role, created_at, removed_at";
+
+const toUserView = (r: UserRow): UserView => ({
+  id: r.id,
+  name: r.name,
+  role: r.role,
+  createdAt: Number(r.created_at),
+  removedAt: r.removed_at === null ? null : Number(r.removed_at),
+});
+
+/** Everyone, oldest first, removed people included (with `removedAt`: records still name them). */
+export async function listUsers(ctx: ServiceContext): Promise<UserView[]> {
   requirePermission(ctx.principal, "platform.admin");
-  const rows = await ctx.platform.db.query<{ id: string; name: string; role: string; created_at: string }>(
-    "select id, name, role, created_at from users order by created_at",
-  );
-  return rows.map((r) => ({ id: r.id, name: r.name, role: r.role, createdAt: Number(r.created_at) }));
+  const rows = await ctx.platform.db.query<UserRow>(`select ${USER_COLUMNS} from users order by created_at, id`);
+  return rows.map(toUserView);
 }
 
 interface KeyRow {
@@ -106,24 +143,132 @@ export async function revokeApiKey(ctx: ServiceContext, input: ApiKeyIdInput): P
           "(and fail on the duplicate). Change or unset OPENBOT_ADMIN_TOKEN and restart instead; the old key can then be revoked.",
         { reason: "admin_token_env" },
       );
-    if (administers(row)) {
-      const others = await tx.query<Pick<KeyRow, "role" | "permissions">>(
-        `select u.role, k.permissions from api_keys k join users u on u.id = k.user_id
-         where u.role = 'admin' and k.revoked_at is null and k.id <> $1`,
-        [row.id],
+    if (administers(row) && !(await adminKeyBesides(tx, { keyId: row.id })))
+      throw new AppError(
+        "CONFLICT",
+        "This is the last working key with platform.admin of an admin: revoking it would lock every admin out. " +
+          "Create another admin key with platform.admin first.",
+        { reason: "last_admin_key" },
       );
-      if (!others.some(administers))
-        throw new AppError(
-          "CONFLICT",
-          "This is the last working key with platform.admin of an admin: revoking it would lock every admin out. " +
-            "Create another admin key with platform.admin first.",
-          { reason: "last_admin_key" },
-        );
-    }
     const revokedAt = Date.now();
     await tx.query("update api_keys set revoked_at = $1 where id = $2", [revokedAt, row.id]);
     // Already refused by auth.ts (it joins the key); deleted so no dead session lingers.
     await tx.query("delete from web_sessions where api_key_id = $1", [row.id]);
     return toView({ ...row, revoked_at: revokedAt });
   });
+}
+
+/** Whether an admin still has a working key with platform.admin besides one key, or besides one person's keys. */
+async function adminKeyBesides(tx: Db, besides: { keyId: string } | { userId: string }): Promise<boolean> {
+  const [column, value] = "keyId" in besides ? ["k.id", besides.keyId] : ["k.user_id", besides.userId];
+  const others = await tx.query<Pick<KeyRow, "role" | "permissions">>(
+    `select u.role, k.permissions from api_keys k join users u on u.id = k.user_id
+     where u.role = 'admin' and u.removed_at is null and k.revoked_at is null and ${column} <> $1`,
+    [value],
+  );
+  return others.some(administers);
+}
+
+/**
+ * The person to change, locked against revocations and other changes (REVOKE_LOCK), with their working
+ * keys. Refused (CONFLICT, `details.reason`): the caller themselves (`self`: another admin can, so nobody
+ * locks themselves out by a slip), and the person holding the key OPENBOT_ADMIN_TOKEN names
+ * (`admin_token_env`: that key is promised to administer for as long as it is set).
+ */
+async function personToChange(ctx: ServiceContext, tx: Db, id: string, doing: string) {
+  const principal = requirePermission(ctx.principal, "platform.admin");
+  await tx.query("select pg_advisory_xact_lock($1)", [REVOKE_LOCK]);
+  const [user] = await tx.query<UserRow>(`select ${USER_COLUMNS} from users where id = $1`, [id]);
+  if (!user) throw new AppError("NOT_FOUND", "No such person.");
+  if (user.removed_at !== null) return { user, keys: [] };
+  if (user.id === principal.userId)
+    throw new AppError("CONFLICT", `You cannot ${doing} yourself; another admin can.`, { reason: "self" });
+  const envToken = ctx.platform.env.OPENBOT_ADMIN_TOKEN;
+  const keys = await tx.query<KeyRow & { from_env: boolean }>(
+    `select ${KEY_COLUMNS}, k.token_hash = $2 as from_env ${KEY_FROM} where k.user_id = $1 and k.revoked_at is null`,
+    [id, envToken ? sha256(envToken) : ""],
+  );
+  if (keys.some((k) => k.from_env))
+    throw new AppError(
+      "CONFLICT",
+      `${user.name} holds the key OPENBOT_ADMIN_TOKEN names, which stays an admin key for as long as the server is ` +
+        "started with it. Change or unset OPENBOT_ADMIN_TOKEN and restart first.",
+      { reason: "admin_token_env" },
+    );
+  return { user, keys };
+}
+
+const lockoutError = (doing: string) =>
+  new AppError(
+    "CONFLICT",
+    `This person holds the last working key with platform.admin of an admin: ${doing} them would lock every ` +
+      "admin out. Create another admin key with platform.admin first.",
+    { reason: "last_admin_key" },
+  );
+
+/**
+ * Changes a person's role. Their keys keep the permissions they were created with, cut to what the new role
+ * allows from the next request on (auth.ts), so a demoted admin's sessions lose platform.admin at once and a
+ * promoted member's keys gain nothing (a key for admin work is created for them afterwards). Refused for a
+ * removed person (CONFLICT `removed`) and as personToChange says; demoting the last admin who can
+ * administer is refused (`last_admin_key`).
+ */
+export async function updateUser(ctx: ServiceContext, input: UpdateUserInput): Promise<UserView> {
+  const user = await ctx.platform.db.transaction(async (tx) => {
+    const { user } = await personToChange(ctx, tx, input.id, "change the role of");
+    if (user.removed_at !== null)
+      throw new AppError("CONFLICT", `${user.name} was removed; add them as a new person instead.`, {
+        reason: "removed",
+      });
+    if (user.role === input.role) return user;
+    if (input.role !== "admin" && !(await adminKeyBesides(tx, { userId: user.id }))) throw lockoutError("demoting");
+    await tx.query("update users set role = $1 where id = $2", [input.role, user.id]);
+    return { ...user, role: input.role };
+  });
+  logEvent("person_role_changed", { userId: user.id, role: user.role });
+  return toUserView(user);
+}
+
+/**
+ * Removes a person: in one transaction they are marked removed, every key of theirs is revoked, their web
+ * sessions and the chats shared with them end; then their running turns stop and their live runs are
+ * cancelled (on whichever instance hosts them). Their row, chats, runs and grants stay, so every record that
+ * names them still does. Removing a removed person answers their view again. Refused as personToChange
+ * says, and for the last admin who can administer (`last_admin_key`).
+ */
+export async function removeUser(ctx: ServiceContext, input: UserIdInput): Promise<UserView> {
+  const { db, events } = ctx.platform;
+  const { user, keyIds } = await db.transaction(async (tx) => {
+    const { user, keys } = await personToChange(ctx, tx, input.id, "remove");
+    if (user.removed_at !== null) return { user, keyIds: [] as string[] };
+    if (keys.some(administers) && !(await adminKeyBesides(tx, { userId: user.id }))) throw lockoutError("removing");
+    const removedAt = Date.now();
+    await tx.query("update users set removed_at = $1 where id = $2", [removedAt, user.id]);
+    await tx.query("update api_keys set revoked_at = $1 where user_id = $2 and revoked_at is null", [
+      removedAt,
+      user.id,
+    ]);
+    const all = await tx.query<{ id: string }>("select id from api_keys where user_id = $1", [user.id]);
+    const keyIds = all.map((k) => k.id);
+    await tx.query("delete from web_sessions where api_key_id = any($1::text[])", [keyIds]);
+    await tx.query("delete from chat_shares where user_id = $1", [user.id]);
+    return { user: { ...user, removed_at: removedAt }, keyIds };
+  });
+  if (keyIds.length) {
+    const turns = await db.query<{ id: string }>(
+      "select id from turns where api_key_id = any($1::text[]) and status = 'Running'",
+      [keyIds],
+    );
+    for (const t of turns) events.emit("turn-stop", { turnId: t.id });
+    const runs = await db.query<{ id: string }>(
+      `select id from code_runs where api_key_id = any($1::text[]) and status in ${LIVE_RUN_STATUSES_SQL}`,
+      [keyIds],
+    );
+    for (const r of runs) {
+      await failRun(ctx, r.id, "Cancelled", `The program was stopped: ${user.name} was removed.`, []);
+      events.emit("run-cancel", { runId: r.id });
+    }
+    logEvent("person_removed", { userId: user.id, keys: keyIds.length, turns: turns.length, runs: runs.length });
+  }
+  return toUserView(user);
 }

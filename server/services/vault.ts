@@ -178,12 +178,16 @@ async function retire(platform: Platform, name: string): Promise<void> {
   );
 }
 
-/** The listed users must exist (a typo would silently lock everyone out). */
+/** The listed users must exist and not be removed (a typo would silently lock everyone out). */
 async function knownUsers(platform: Platform, input: VaultEntryView["usableBy"]): Promise<VaultEntryView["usableBy"]> {
   const users = [...new Set(input.users)];
   if (users.length) {
     const found = new Set(
-      (await platform.db.query<{ id: string }>("select id from users where id = any($1)", [users])).map((r) => r.id),
+      (
+        await platform.db.query<{ id: string }>("select id from users where id = any($1) and removed_at is null", [
+          users,
+        ])
+      ).map((r) => r.id),
     );
     const missing = users.filter((u) => !found.has(u));
     if (missing.length)

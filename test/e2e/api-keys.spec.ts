@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { type APIRequestContext, expect, type Page, test } from "@playwright/test";
 import { E2E_ADMIN_TOKEN } from "../../playwright.config";
-import { admin, sessionCookie, signIn } from "./helpers";
+import { admin, patchSettings, sessionCookie, signIn } from "./helpers";
 
 test.describe.configure({ mode: "serial" });
 
@@ -130,7 +130,7 @@ test("Admin → API keys: a new key shows in the table; Revoke asks first, then 
   await page.getByRole("link", { name: "Admin · API keys" }).click();
   await page.getByLabel("Name", { exact: true }).fill(person);
   await page.getByRole("button", { name: "Add person" }).click();
-  await expect(page.getByRole("form", { name: "Add a person" })).toContainText(person);
+  await expect(page.getByRole("table", { name: "People" })).toContainText(person);
   await page.getByLabel("Key name").fill(keyName);
   await page.getByRole("button", { name: "Create key" }).click();
   const token = (await page.getByTestId("new-token").locator("code").textContent())!;
@@ -181,7 +181,9 @@ test("a double click on a form's submit adds one person, one App and one secret,
   await page.goto("/admin/keys");
   await page.getByLabel("Name", { exact: true }).fill(person);
   await page.getByRole("button", { name: "Add person" }).dblclick();
-  await expect(page.getByText(`${person} (member)`).first()).toBeVisible();
+  await expect(
+    page.getByRole("table", { name: "People" }).getByRole("row", { name: new RegExp(person) }),
+  ).toBeVisible();
 
   const app = `Dbl ${randomUUID().slice(0, 6)}`;
   await page.goto("/admin/apps");
@@ -265,4 +267,147 @@ test("another origin cannot list or revoke keys with an admin's session cookie; 
   const own = await request.delete(`/v1/api-keys/${member.id}`, { headers: { cookie, origin: baseURL! } });
   expect(own.status()).toBe(200);
   expect((await request.get("/v1/chats", { headers: member.headers })).status()).toBe(401);
+});
+
+test("PATCH /v1/users/:id changes a role at once; DELETE removes a person: their token and page get 401, their run is cancelled; refusals name why", async ({
+  request,
+  page,
+}) => {
+  const person = await personWithKey(request, "admin", [
+    "platform.admin",
+    "apps.use",
+    "sessions.read",
+    "sessions.write",
+  ]);
+  expect((await request.get("/v1/users", { headers: person.headers })).status()).toBe(200);
+  const demoted = await request.patch(`/v1/users/${person.userId}`, { headers: admin, data: { role: "member" } });
+  expect(demoted.status()).toBe(200);
+  expect(await demoted.json()).toMatchObject({ id: person.userId, role: "member", removedAt: null });
+  expect((await request.get("/v1/users", { headers: person.headers })).status()).toBe(403);
+  const renamed = await request.patch(`/v1/users/${person.userId}`, { headers: admin, data: { name: "New" } });
+  expect(renamed.status()).toBe(400);
+  expect((await renamed.json()).error.message).toContain('unknown field "name": a person\'s change takes role only');
+
+  // Signed in on a page, with a program of theirs hosted on the server and still running.
+  await patchSettings(request, { codeMode: { enabled: true } });
+  await page.goto("/");
+  await page.getByLabel("Token").fill(person.token);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await expect(page.getByTestId("signed-in-as")).toBeVisible();
+  const chat = (await (
+    await request.post("/v1/chats", { headers: person.headers, data: { title: "Leaving" } })
+  ).json()) as {
+    id: string;
+  };
+  const running = request.post(`/v1/chats/${chat.id}/code-runs`, {
+    headers: person.headers,
+    data: { code: "while (true) {}", reason: "runs until stopped" },
+  });
+  await expect
+    .poll(async () => {
+      const runs = (await (await request.get(`/v1/chats/${chat.id}/code-runs`, { headers: admin })).json()) as {
+        status: string;
+      }[];
+      return runs.map((r) => r.status);
+    })
+    .toEqual(["Running"]);
+
+  const removed = await request.delete(`/v1/users/${person.userId}`, { headers: admin });
+  expect(removed.status()).toBe(200);
+  const view = await removed.json();
+  expect(view).toMatchObject({ id: person.userId, removedAt: expect.any(Number) });
+  expect((await request.get("/v1/chats", { headers: person.headers })).status()).toBe(401);
+  expect((await page.request.get("/v1/chats")).status()).toBe(401);
+  const ended = await running;
+  expect(await ended.json()).toMatchObject({ status: "Cancelled" });
+  const keys = (await (await request.get("/v1/api-keys", { headers: admin })).json()) as {
+    id: string;
+    revokedAt: number | null;
+  }[];
+  expect(keys.find((k) => k.id === person.id)?.revokedAt).toEqual(expect.any(Number));
+  const again = await request.delete(`/v1/users/${person.userId}`, { headers: admin });
+  expect(again.status()).toBe(200);
+  expect(await again.json()).toEqual(view);
+  const newKey = await request.post("/v1/api-keys", {
+    headers: admin,
+    data: { userId: person.userId, name: "back door", permissions: ["sessions.read"] },
+  });
+  expect(newKey.status()).toBe(400);
+  expect((await newKey.json()).error.message).toBe("userId: this person was removed");
+
+  // The OPENBOT_ADMIN_TOKEN holder, an unknown person.
+  const users = (await (await request.get("/v1/users", { headers: admin })).json()) as { id: string; name: string }[];
+  const keyList = (await (await request.get("/v1/api-keys", { headers: admin })).json()) as {
+    userId: string;
+    name: string;
+  }[];
+  const envHolder = keyList.find((k) => k.name === "OPENBOT_ADMIN_TOKEN")!.userId;
+  expect(users.some((u) => u.id === envHolder)).toBe(true);
+  for (const refused of [
+    await request.delete(`/v1/users/${envHolder}`, { headers: admin }),
+    await request.patch(`/v1/users/${envHolder}`, { headers: admin, data: { role: "member" } }),
+  ]) {
+    expect(refused.status()).toBe(409);
+    const { error } = await refused.json();
+    expect(error.details.reason).toMatch(/^(self|admin_token_env)$/);
+  }
+  expect((await request.delete("/v1/users/usr_none", { headers: admin })).status()).toBe(404);
+});
+
+test("Admin → API keys: a person's role changes in place and Remove asks first, then marks them removed and their key revoked", async ({
+  page,
+  request,
+}) => {
+  const person = `Leaver ${randomUUID().slice(0, 6)}`;
+  const user = (await (
+    await request.post("/v1/users", { headers: admin, data: { name: person, role: "member" } })
+  ).json()) as {
+    id: string;
+  };
+  const keyName = `laptop ${randomUUID().slice(0, 6)}`;
+  const { token } = (await (
+    await request.post("/v1/api-keys", {
+      headers: admin,
+      data: { userId: user.id, name: keyName, permissions: ["sessions.read"] },
+    })
+  ).json()) as { token: string };
+  await signIn(page);
+  await page.goto("/admin/keys");
+  const row = page.getByRole("table", { name: "People" }).getByTestId("person").filter({ hasText: person });
+  await expect(row.getByTestId("person-status")).toHaveText("Active");
+
+  let asked = "";
+  page.once("dialog", (d) => {
+    asked = d.message();
+    void d.accept();
+  });
+  await row.getByLabel(`Role of ${person}`).selectOption("admin");
+  await expect(row.getByLabel(`Role of ${person}`)).toHaveValue("admin");
+  expect(asked).toContain(`Make ${person} an admin?`);
+  const listed = (await (await request.get("/v1/users", { headers: admin })).json()) as { id: string; role: string }[];
+  expect(listed.find((u) => u.id === user.id)?.role).toBe("admin");
+
+  // Dismissing the confirmation changes nothing.
+  page.once("dialog", (d) => d.dismiss());
+  await row.getByRole("button", { name: `Remove ${person}` }).click();
+  await expect(row.getByTestId("person-status")).toHaveText("Active");
+  expect((await request.get("/v1/chats", { headers: { Authorization: `Bearer ${token}` } })).status()).toBe(200);
+
+  page.once("dialog", (d) => {
+    asked = d.message();
+    void d.accept();
+  });
+  await row.getByRole("button", { name: `Remove ${person}` }).click();
+  await expect(row.getByTestId("person-status")).toHaveText(/^Removed /);
+  expect(asked).toContain("Their keys are revoked");
+  await expect(row.getByRole("button", { name: `Remove ${person}` })).toHaveCount(0);
+  await expect(keyRow(page, keyName).getByTestId("api-key-status")).toHaveText(/^Revoked /);
+  await expect(page.getByLabel("Person").locator("option", { hasText: person })).toHaveCount(0);
+  expect((await request.get("/v1/chats", { headers: { Authorization: `Bearer ${token}` } })).status()).toBe(401);
+
+  // The signed-in admin's own row has no actions.
+  await expect(
+    page.getByRole("table", { name: "People" }).getByTestId("person").filter({ hasText: "(you)" }).getByRole("button"),
+  ).toHaveCount(0);
+  await page.screenshot({ path: "test-results/screenshots/admin-people.png", fullPage: true });
 });

@@ -77,7 +77,7 @@ test("Admin → API keys: add a person, create a key shown once, and it works", 
   await page.getByRole("link", { name: "Admin · API keys" }).click();
   await page.getByLabel("Name", { exact: true }).fill("Grace");
   await page.getByRole("button", { name: "Add person" }).click();
-  await expect(page.getByRole("form", { name: "Add a person" })).toContainText("Grace");
+  await expect(page.getByRole("table", { name: "People" })).toContainText("Grace");
   await page.getByLabel("Key name").fill("laptop");
   await page.getByRole("button", { name: "Create key" }).click();
   const token = (await page.getByTestId("new-token").locator("code").textContent())!;

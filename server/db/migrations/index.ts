@@ -26,6 +26,7 @@ import { sql as presenceByPerson } from "./0025-presence-by-person";
 import { sql as turnWaiting } from "./0026-turn-waiting";
 import { sql as liveIndexes } from "./0027-live-indexes";
 import { sql as sealedTransports } from "./0028-sealed-transports";
+import { sql as removedPeople } from "./0029-removed-people";
 
 export const MIGRATIONS: readonly Migration[] = [
   { id: "0001-core", sql: core },
@@ -53,4 +54,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: "0026-turn-waiting", sql: turnWaiting },
   { id: "0027-live-indexes", sql: liveIndexes },
   { id: "0028-sealed-transports", sql: sealedTransports },
+  { id: "0029-removed-people", sql: removedPeople },
 ];
