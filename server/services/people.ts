@@ -27,9 +27,30 @@ import { failRun } from "./code-runs/endings";
 import type { ServiceContext } from "./context";
 import { AppError } from "./errors";
 
+/**
+ * Adds a person. Names are how pages, decisions and grants show people, so two people who belong may not
+ * share one (letter case and surrounding spaces aside): CONFLICT `name_taken`, naming the field. A removed
+ * person's name is free again. Adds take turns with changes and removals (REVOKE_LOCK), so two at once
+ * cannot both take a name.
+ */
 export async function addUser(ctx: ServiceContext, input: CreateUserInput): Promise<{ id: string }> {
   requirePermission(ctx.principal, "platform.admin");
-  return { id: await createUser(ctx.platform.db, input.name, input.role) };
+  const id = await ctx.platform.db.transaction(async (tx) => {
+    await tx.query("select pg_advisory_xact_lock($1)", [REVOKE_LOCK]);
+    const [taken] = await tx.query<{ name: string; role: Role }>(
+      "select name, role from users where lower(name) = lower($1) and removed_at is null limit 1",
+      [input.name],
+    );
+    if (taken) {
+      const message = `a person named ${taken.name} (${taken.role}) already exists: choose a name that tells them apart`;
+      throw new AppError("CONFLICT", `name: ${message}`, {
+        reason: "name_taken",
+        fields: [{ field: "name", message }],
+      });
+    }
+    return createUser(tx, input.name, input.role);
+  });
+  return { id };
 }
 
 export async function addApiKey(ctx: ServiceContext, input: CreateApiKeyInput): Promise<{ id: string; token: string }> {

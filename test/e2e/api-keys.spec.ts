@@ -14,7 +14,10 @@ test.describe.configure({ mode: "serial" });
 type Permission = "platform.admin" | "apps.use" | "sessions.read" | "sessions.write";
 
 async function personWithKey(request: APIRequestContext, role: "admin" | "member", permissions: Permission[]) {
-  const user = await request.post("/v1/users", { headers: admin, data: { name: `Keys ${role}`, role } });
+  const user = await request.post("/v1/users", {
+    headers: admin,
+    data: { name: `Keys ${role} ${randomUUID().slice(0, 6)}`, role },
+  });
   expect(user.status()).toBe(201);
   const { id: userId } = (await user.json()) as { id: string };
   const name = `key ${randomUUID().slice(0, 8)}`;
@@ -35,7 +38,7 @@ test("GET /v1/api-keys lists every key for an admin, never a token; a member or 
     id: member.id,
     name: member.name,
     userId: member.userId,
-    userName: "Keys member",
+    userName: expect.stringMatching(/^Keys member [0-9a-f]{6}$/),
     role: "member",
     permissions: ["apps.use", "sessions.read", "sessions.write"],
     createdAt: expect.any(Number),

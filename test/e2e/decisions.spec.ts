@@ -5,6 +5,7 @@
  * card says who decided each call. Plus the batch endpoint over HTTP: all or nothing, and who may use it
  * (no key, a stranger, a member without apps.use, a foreign origin with the session cookie).
  */
+import { randomUUID } from "node:crypto";
 import { type APIRequestContext, expect, test } from "@playwright/test";
 import { admin, patchSettings, sentMailCount, sessionCookie, signIn } from "./helpers";
 
@@ -40,7 +41,7 @@ async function keyFor(request: APIRequestContext, permissions: string[]) {
   const user = await (
     await request.post("/v1/users", {
       headers: admin,
-      data: { name: `member ${permissions.join("+")}`, role: "member" },
+      data: { name: `member ${permissions.join("+")} ${randomUUID().slice(0, 6)}`, role: "member" },
     })
   ).json();
   const key = await (

@@ -5,6 +5,7 @@
  * permissions. A page's read of App data (the outbox) passes the tool's policy. Vault secrets cannot
  * be laundered through Notes, and an entry is usable (and visible) only by whom it names.
  */
+import { randomUUID } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { type APIRequestContext, expect, test } from "@playwright/test";
@@ -25,11 +26,10 @@ async function keyFor(
   request: APIRequestContext,
   role: "admin" | "member",
   permissions: readonly Permission[],
-): Promise<Headers & { userId: string }> {
-  const user = await request.post("/v1/users", {
-    headers: admin,
-    data: { name: `${role} ${permissions.join("+") || "none"}`, role },
-  });
+): Promise<Headers & { userId: string; name: string }> {
+  // Names of people who belong are unique: each key gets a person of its own.
+  const name = `${role} ${permissions.join("+") || "none"} ${randomUUID().slice(0, 6)}`;
+  const user = await request.post("/v1/users", { headers: admin, data: { name, role } });
   expect(user.status()).toBe(201);
   const { id } = (await user.json()) as { id: string };
   const key = await request.post("/v1/api-keys", {
@@ -38,7 +38,7 @@ async function keyFor(
   });
   expect(key.status()).toBe(201);
   const { token } = (await key.json()) as { token: string };
-  return { Authorization: `Bearer ${token}`, userId: id };
+  return { Authorization: `Bearer ${token}`, userId: id, name };
 }
 const auth = (h: Headers) => ({ Authorization: h.Authorization! });
 
@@ -357,7 +357,7 @@ test("the model's stored key is not sent to a new provider or base URL; a base U
 
 test("Admin → Vault: an admin sets who may use an entry (roles and people)", async ({ page, request }) => {
   const person = await keyFor(request, "member", ["apps.use"]);
-  const personName = "member apps.use";
+  const personName = person.name;
   await signIn(page);
   await page.getByRole("link", { name: "Admin · Vault" }).click();
   await page.getByLabel("Name", { exact: true }).fill("ui/shared");

@@ -49,6 +49,8 @@ export async function startTestPlatform(
   };
 }
 
+let people = 0;
+
 /** Makes a person with a key of the given permissions and returns their principal. */
 export async function makePerson(
   t: TestPlatform,
@@ -56,7 +58,8 @@ export async function makePerson(
   permissions: Permission[] = ["apps.use", "sessions.read", "sessions.write"],
 ): Promise<Principal> {
   const caller = t.caller(t.admin);
-  const { id } = await caller.users.create({ name: `${role} person`, role });
+  // Names of people who belong are unique (people.ts addUser).
+  const { id } = await caller.users.create({ name: `${role} person ${++people}`, role });
   const { token } = await caller.apiKeys.create({ userId: id, name: "test", permissions });
   return (await principalFromToken(t.platform.db, token))!;
 }

@@ -37,9 +37,13 @@ describe("with OPENBOT_ADMIN_TOKEN set", () => {
   });
   afterAll(() => t?.close());
 
+  const made: Partial<Record<"admin" | "member", number>> = {};
   async function newKey(role: "admin" | "member", permissions: Permission[]) {
     const admin = t.caller(t.admin);
-    const { id: userId } = await admin.users.create({ name: `${role} with a key`, role });
+    // Names of people who belong are unique: the first is "<role> with a key", later ones numbered.
+    const n = (made[role] ?? 0) + 1;
+    made[role] = n;
+    const { id: userId } = await admin.users.create({ name: `${role} with a key${n > 1 ? ` ${n}` : ""}`, role });
     const key = await admin.apiKeys.create({ userId, name: `${role} laptop`, permissions });
     return { userId, ...key };
   }

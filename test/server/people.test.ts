@@ -133,6 +133,24 @@ describe("people: roles and removal", () => {
     expect(role).toMatchObject({ code: "CONFLICT", reason: "removed" });
   });
 
+  it("two people who belong cannot share a name (case and spaces aside); a removed person's name is free again", async () => {
+    const admin = t.caller(t.admin);
+    const { id } = await admin.users.create({ name: "Grace Hopper", role: "member" });
+    for (const name of ["Grace Hopper", "  grace HOPPER "]) {
+      const r = await refusal(admin.users.create({ name, role: "admin" }));
+      expect(r).toMatchObject({ code: "CONFLICT", reason: "name_taken" });
+      expect(r.message).toBe(
+        "name: a person named Grace Hopper (member) already exists: choose a name that tells them apart",
+      );
+    }
+    // Two adds at once: one takes the name.
+    const both = await Promise.all([1, 2].map(() => refusal(admin.users.create({ name: "Ada", role: "member" }))));
+    expect(both.map((r) => r.code).sort()).toEqual(["CONFLICT", "ok"]);
+    await admin.users.remove({ id });
+    expect((await refusal(admin.users.create({ name: "Grace Hopper", role: "member" }))).code).toBe("ok");
+    expect((await admin.users.list()).filter((u) => u.name === "Grace Hopper")).toHaveLength(2);
+  });
+
   it("a key of a removed person does not authenticate even if it is un-revoked by hand", async () => {
     const { id, token } = await personWithKey("Restored by hand", "member");
     await t.caller(t.admin).users.remove({ id });
