@@ -143,7 +143,7 @@ function PeopleTable({ people }: { people: UserView[] }) {
   const me = useQuery(trpc.auth.me.queryOptions()).data;
   return (
     // biome-ignore lint/a11y/noNoninteractiveTabindex: on a narrow window the table scrolls sideways, and a scroll region must be reachable by keyboard
-    <table className="calls" aria-label="People" tabIndex={0}>
+    <table className="calls stacked" aria-label="People" tabIndex={0}>
       <thead>
         <tr>
           <th>Name</th>
@@ -191,11 +191,11 @@ function PersonRow({ person: p, you }: { person: UserView; you: boolean }) {
   return (
     <>
       <tr data-testid="person">
-        <td>
+        <td data-label="Name">
           {p.name}
           {you && <span className="muted"> (you)</span>}
         </td>
-        <td>
+        <td data-label="Role">
           {active ? (
             <select
               aria-label={`Role of ${p.name}`}
@@ -211,10 +211,10 @@ function PersonRow({ person: p, you }: { person: UserView; you: boolean }) {
             p.role
           )}
         </td>
-        <td className="small muted" style={{ whiteSpace: "nowrap" }}>
+        <td className="small muted" style={{ whiteSpace: "nowrap" }} data-label="Added">
           {when(p.createdAt)}
         </td>
-        <td className="small" data-testid="person-status">
+        <td className="small" data-testid="person-status" data-label="Status">
           {p.removedAt === null ? (
             "Active"
           ) : (
@@ -272,7 +272,7 @@ function KeysTable() {
       </h2>
       <ErrorText error={keys.error} />
       {/* biome-ignore lint/a11y/noNoninteractiveTabindex: on a narrow window the table scrolls sideways, and a scroll region must be reachable by keyboard */}
-      <table className="calls panel" aria-label="API keys" tabIndex={0}>
+      <table className="calls panel stacked" aria-label="API keys" tabIndex={0}>
         <thead>
           <tr>
             <th>Person</th>
@@ -309,15 +309,17 @@ function KeyRow({ apiKey: k }: { apiKey: ApiKeyView }) {
   return (
     <>
       <tr data-testid="api-key">
-        <td>
+        <td data-label="Person">
           {k.userName} <span className="muted">({k.role})</span>
         </td>
-        <td>{k.name}</td>
-        <td className="small">{k.permissions.join(", ") || "none"}</td>
-        <td className="small muted" style={{ whiteSpace: "nowrap" }}>
+        <td data-label="Key name">{k.name}</td>
+        <td className="small" data-label="Permissions">
+          {k.permissions.join(", ") || "none"}
+        </td>
+        <td className="small muted" style={{ whiteSpace: "nowrap" }} data-label="Created">
           {when(k.createdAt)}
         </td>
-        <td className="small" data-testid="api-key-status">
+        <td className="small" data-testid="api-key-status" data-label="Status">
           {k.revokedAt === null ? (
             "Active"
           ) : (

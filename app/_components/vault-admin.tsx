@@ -251,7 +251,7 @@ export function VaultAdmin() {
         </p>
       )}
       {/* biome-ignore lint/a11y/noNoninteractiveTabindex: on a narrow window the table scrolls sideways, and a scroll region must be reachable by keyboard */}
-      <table className="calls panel" aria-label="Vault entries" tabIndex={0}>
+      <table className="calls panel stacked" aria-label="Vault entries" tabIndex={0}>
         <thead>
           <tr>
             <th>Name</th>
@@ -265,17 +265,21 @@ export function VaultAdmin() {
         <tbody>
           {entries.data?.map((e) => (
             <tr key={e.name} data-testid="vault-entry">
-              <td>
+              <td data-label="Name">
                 <code>{e.name}</code>
               </td>
-              <td>
+              <td data-label="Reference">
                 <code>{e.reference}</code>
               </td>
-              <td className="small">{e.allow.map((a) => `${a.connection}/${a.tool}`).join(", ") || "—"}</td>
-              <td>
+              <td className="small" data-label="Allowed targets">
+                {e.allow.map((a) => `${a.connection}/${a.tool}`).join(", ") || "—"}
+              </td>
+              <td data-label="May use">
                 <UsableByCell name={e.name} value={e.usableBy} people={people} />
               </td>
-              <td className="small muted">{new Date(e.updatedAt).toLocaleString()}</td>
+              <td className="small muted" data-label="Updated">
+                {new Date(e.updatedAt).toLocaleString()}
+              </td>
               <td className="row">
                 <button
                   type="button"
