@@ -414,3 +414,33 @@ test("Admin → API keys: a person's role changes in place and Remove asks first
   ).toHaveCount(0);
   await page.screenshot({ path: "test-results/screenshots/admin-people.png", fullPage: true });
 });
+
+test("another origin cannot change or remove a person with an admin's session cookie; the app's own origin can", async ({
+  page,
+  request,
+  baseURL,
+}) => {
+  await signIn(page);
+  const cookie = await sessionCookie(page.context(), baseURL!);
+  const person = await personWithKey(request, "member", ["sessions.read"]);
+  const foreign = "http://127.0.0.1:1";
+  const json = { cookie, origin: foreign, "content-type": "application/json" };
+  const refused = [
+    await request.delete(`/v1/users/${person.userId}`, { headers: { cookie, origin: foreign } }),
+    await request.patch(`/v1/users/${person.userId}`, { headers: json, data: { role: "admin" } }),
+    await request.post("/api/trpc/users.remove", { headers: json, data: { id: person.userId } }),
+    await request.post("/api/trpc/users.update", { headers: json, data: { id: person.userId, role: "admin" } }),
+  ];
+  expect(refused.map((r) => r.status())).toEqual([403, 403, 403, 403]);
+  // Nothing changed: still a member, and their key still works.
+  const users = (await (await request.get("/v1/users", { headers: admin })).json()) as {
+    id: string;
+    role: string;
+    removedAt: number | null;
+  }[];
+  expect(users.find((u) => u.id === person.userId)).toMatchObject({ role: "member", removedAt: null });
+  expect((await request.get("/v1/chats", { headers: person.headers })).status()).toBe(200);
+  const own = await request.delete(`/v1/users/${person.userId}`, { headers: { cookie, origin: baseURL! } });
+  expect(own.status()).toBe(200);
+  expect((await request.get("/v1/chats", { headers: person.headers })).status()).toBe(401);
+});
