@@ -214,18 +214,7 @@ function PersonRow({ person: p, you }: { person: UserView; you: boolean }) {
         <td className="small muted" style={{ whiteSpace: "nowrap" }} data-label="Added">
           {when(p.createdAt)}
         </td>
-        <td className="small" data-testid="person-status" data-label="Status">
-          {p.removedAt === null ? (
-            "Active"
-          ) : (
-            <>
-              Removed{" "}
-              <span className="muted" style={{ display: "block", whiteSpace: "nowrap" }}>
-                {when(p.removedAt)}
-              </span>
-            </>
-          )}
-        </td>
+        <StatusCell testId="person-status" ended="Removed" at={p.removedAt} />
         <td style={{ whiteSpace: "nowrap" }}>
           {active && (
             <button
@@ -249,15 +238,7 @@ function PersonRow({ person: p, you }: { person: UserView; you: boolean }) {
           )}
         </td>
       </tr>
-      {error && (
-        <tr data-testid="person-error">
-          <td colSpan={5}>
-            <span id={errorId} role="alert" className="error-text small">
-              {error.message}
-            </span>
-          </td>
-        </tr>
-      )}
+      {error && <RowError testId="person-error" id={errorId} columns={5} message={error.message} />}
     </>
   );
 }
@@ -319,18 +300,7 @@ function KeyRow({ apiKey: k }: { apiKey: ApiKeyView }) {
         <td className="small muted" style={{ whiteSpace: "nowrap" }} data-label="Created">
           {when(k.createdAt)}
         </td>
-        <td className="small" data-testid="api-key-status" data-label="Status">
-          {k.revokedAt === null ? (
-            "Active"
-          ) : (
-            <>
-              Revoked{" "}
-              <span className="muted" style={{ display: "block", whiteSpace: "nowrap" }}>
-                {when(k.revokedAt)}
-              </span>
-            </>
-          )}
-        </td>
+        <StatusCell testId="api-key-status" ended="Revoked" at={k.revokedAt} />
         <td style={{ whiteSpace: "nowrap" }}>
           {k.revokedAt === null && (
             <button
@@ -348,15 +318,38 @@ function KeyRow({ apiKey: k }: { apiKey: ApiKeyView }) {
           )}
         </td>
       </tr>
-      {revoke.error && (
-        <tr data-testid="api-key-error">
-          <td colSpan={6}>
-            <span id={errorId} role="alert" className="error-text small">
-              {revoke.error.message}
-            </span>
-          </td>
-        </tr>
-      )}
+      {revoke.error && <RowError testId="api-key-error" id={errorId} columns={6} message={revoke.error.message} />}
     </>
+  );
+}
+
+/** A person's or a key's status: Active, or how it ended (Removed, Revoked) and when. */
+function StatusCell({ testId, ended, at }: { testId: string; ended: string; at: number | null }) {
+  return (
+    <td className="small" data-testid={testId} data-label="Status">
+      {at === null ? (
+        "Active"
+      ) : (
+        <>
+          {ended}{" "}
+          <span className="muted" style={{ display: "block", whiteSpace: "nowrap" }}>
+            {when(at)}
+          </span>
+        </>
+      )}
+    </td>
+  );
+}
+
+/** A refused action, in a row right below its row (`id` describes the row's buttons). */
+function RowError({ testId, id, columns, message }: { testId: string; id: string; columns: number; message: string }) {
+  return (
+    <tr data-testid={testId}>
+      <td colSpan={columns}>
+        <span id={id} role="alert" className="error-text small">
+          {message}
+        </span>
+      </td>
+    </tr>
   );
 }

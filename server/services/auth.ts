@@ -6,6 +6,7 @@ import "server-only";
 import { randomUUID } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import type { Role } from "@/contracts/people";
 import { ALL_PERMISSIONS, PERMISSIONS, type Permission } from "@/contracts/permissions";
 import { randomToken, sha256 } from "../crypto";
 import type { Db } from "../db/client";
@@ -153,6 +154,20 @@ export async function createUser(db: Db, name: string, role: "admin" | "member")
     Date.now(),
   ]);
   return id;
+}
+
+/**
+ * The role of the person `userId` names, who must exist and not be removed (a new key or share for them is
+ * refused otherwise): BAD_REQUEST naming the field `userId`.
+ */
+export async function personWhoBelongs(db: Db, userId: string): Promise<{ role: Role }> {
+  const [user] = await db.query<{ role: Role; removed_at: string | number | null }>(
+    "select role, removed_at from users where id = $1",
+    [userId],
+  );
+  if (!user) throw new AppError("BAD_REQUEST", "userId: no such user");
+  if (user.removed_at !== null) throw new AppError("BAD_REQUEST", "userId: this person was removed");
+  return { role: user.role };
 }
 
 export async function createApiKey(

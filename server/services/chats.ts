@@ -6,7 +6,7 @@ import "server-only";
 import { randomUUID } from "node:crypto";
 import type { CreateChatInput, ListChatsInput, ShareChatInput, UpdateChatInput } from "@/contracts/chats";
 import type { Db } from "../db/client";
-import { isAdmin, type Principal, requireAuth, requirePermission } from "./auth";
+import { isAdmin, type Principal, personWhoBelongs, requireAuth, requirePermission } from "./auth";
 import type { ServiceContext } from "./context";
 import { AppError } from "./errors";
 import { readSettings } from "./settings";
@@ -164,11 +164,7 @@ export async function shareChat(ctx: ServiceContext, input: ShareChatInput): Pro
   const { db } = ctx.platform;
   const { chatId, userId } = input;
   await ownedChat(db, requirePermission(ctx.principal, "sessions.write"), chatId);
-  const user = await db.query<{ removed_at: string | number | null }>("select removed_at from users where id = $1", [
-    userId,
-  ]);
-  if (!user[0]) throw new AppError("BAD_REQUEST", "userId: no such user");
-  if (user[0].removed_at !== null) throw new AppError("BAD_REQUEST", "userId: this person was removed");
+  await personWhoBelongs(db, userId);
   await db.query("insert into chat_shares (chat_id, user_id, created_at) values ($1, $2, $3) on conflict do nothing", [
     chatId,
     userId,

@@ -22,7 +22,7 @@ import { PERMISSIONS, type Permission } from "@/contracts/permissions";
 import { sha256 } from "../crypto";
 import type { Db } from "../db/client";
 import { logEvent } from "../log";
-import { createApiKey, createUser, ROLE_PERMISSIONS, requirePermission } from "./auth";
+import { createApiKey, createUser, personWhoBelongs, ROLE_PERMISSIONS, requirePermission } from "./auth";
 import { failRun } from "./code-runs/endings";
 import type { ServiceContext } from "./context";
 import { AppError } from "./errors";
@@ -56,15 +56,9 @@ export async function addUser(ctx: ServiceContext, input: CreateUserInput): Prom
 export async function addApiKey(ctx: ServiceContext, input: CreateApiKeyInput): Promise<{ id: string; token: string }> {
   requirePermission(ctx.principal, "platform.admin");
   const { db } = ctx.platform;
-  const users = await db.query<{ role: "admin" | "member"; removed_at: string | number | null }>(
-    "select role, removed_at from users where id = $1",
-    [input.userId],
-  );
-  if (!users[0]) throw new AppError("BAD_REQUEST", "userId: no such user");
-  if (users[0].removed_at !== null) throw new AppError("BAD_REQUEST", "userId: this person was removed");
-  const beyond = input.permissions.filter((p) => !ROLE_PERMISSIONS[users[0]!.role].includes(p));
-  if (beyond.length)
-    throw new AppError("BAD_REQUEST", `permissions: a ${users[0].role} cannot hold ${beyond.join(", ")}`);
+  const { role } = await personWhoBelongs(db, input.userId);
+  const beyond = input.permissions.filter((p) => !ROLE_PERMISSIONS[role].includes(p));
+  if (beyond.length) throw new AppError("BAD_REQUEST", `permissions: a ${role} cannot hold ${beyond.join(", ")}`);
   return createApiKey(db, input.userId, input.name, input.permissions);
 }
 
