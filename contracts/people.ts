@@ -43,6 +43,11 @@ export interface UserView {
   createdAt: number;
   /** When an admin removed them (their keys revoked, their live runs cancelled); null while they belong. */
   removedAt: number | null;
+  /**
+   * They hold the working key OPENBOT_ADMIN_TOKEN names on the instance that answered: their role cannot be
+   * changed and they cannot be removed until the server is started without that token.
+   */
+  holdsAdminToken: boolean;
 }
 
 /** A key holds exactly these permissions, cut to its user's role (the service refuses more). */
@@ -71,4 +76,9 @@ export interface ApiKeyView {
   createdAt: number;
   /** When it was revoked; null while it works. */
   revokedAt: number | null;
+  /**
+   * It is the key OPENBOT_ADMIN_TOKEN names on the instance that answered: it cannot be revoked while the
+   * server is started with that token (the next start would add it again).
+   */
+  fromEnv: boolean;
 }

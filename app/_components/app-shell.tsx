@@ -42,7 +42,7 @@ export function AppShell({
         { href: "/admin/settings", label: "Settings" },
         { href: "/admin/apps", label: "Apps" },
         { href: "/admin/model", label: "Model" },
-        { href: "/admin/keys", label: "API keys" },
+        { href: "/admin/keys", label: "People" },
         { href: "/admin/vault", label: "Vault" },
         { href: "/admin/grants", label: "Grants" },
       ].map((a) => ({ ...a, active: pathname.startsWith(a.href) }))

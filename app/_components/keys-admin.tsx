@@ -1,6 +1,6 @@
 "use client";
 /**
- * Admin → API keys: people and their keys. Each person is listed with their role (changed in place) and
+ * Admin → People: people and their API keys. Each person is listed with their role (changed in place) and
  * Remove; each key with Revoke. Both are confirmed first, and a refusal is shown on the row. A new key's
  * token is shown once; only its hash is stored.
  */
@@ -176,7 +176,8 @@ function PersonRow({ person: p, you }: { person: UserView; you: boolean }) {
   const error = update.error ?? remove.error;
   const errorId = `person-error-${p.id}`;
   const busy = update.isPending || remove.isPending;
-  const active = p.removedAt === null && !you;
+  // The holder of OPENBOT_ADMIN_TOKEN's key cannot be changed while the server is started with it (the server refuses).
+  const active = p.removedAt === null && !you && !p.holdsAdminToken;
   const changeRole = (role: Role) => {
     if (role === p.role) return;
     const ask =
@@ -194,6 +195,12 @@ function PersonRow({ person: p, you }: { person: UserView; you: boolean }) {
         <td data-label="Name">
           {p.name}
           {you && <span className="muted"> (you)</span>}
+          {p.holdsAdminToken && (
+            <span className="muted small" title={ADMIN_TOKEN_NOTE}>
+              {" "}
+              · holds OPENBOT_ADMIN_TOKEN
+            </span>
+          )}
         </td>
         <td data-label="Role">
           {active ? (
@@ -275,6 +282,10 @@ function KeysTable() {
   );
 }
 
+/** Why the OPENBOT_ADMIN_TOKEN key and its holder have no actions. */
+const ADMIN_TOKEN_NOTE =
+  "The server was started with OPENBOT_ADMIN_TOKEN, which names this key. Change or unset it and restart to revoke the key or change its holder.";
+
 const when = (ms: number) => new Date(ms).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
 
 /** One key; a refused Revoke shows its reason in a row right below, and describes the button. */
@@ -302,7 +313,12 @@ function KeyRow({ apiKey: k }: { apiKey: ApiKeyView }) {
         </td>
         <StatusCell testId="api-key-status" ended="Revoked" at={k.revokedAt} />
         <td style={{ whiteSpace: "nowrap" }}>
-          {k.revokedAt === null && (
+          {k.fromEnv && k.revokedAt === null && (
+            <span className="small muted" data-testid="api-key-from-env" title={ADMIN_TOKEN_NOTE}>
+              Set by OPENBOT_ADMIN_TOKEN
+            </span>
+          )}
+          {k.revokedAt === null && !k.fromEnv && (
             <button
               type="button"
               disabled={revoke.isPending}

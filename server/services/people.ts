@@ -68,6 +68,8 @@ interface UserRow {
   role: Role;
   created_at: string | number;
   removed_at: string | number | null;
+  /** Only where selected (listUsers); a person personToChange let through does not hold it. */
+  holds_admin_token?: boolean;
 }
 
 const USER_COLUMNS = "id, name, role, created_at, removed_at";
@@ -78,12 +80,27 @@ const toUserView = (r: UserRow): UserView => ({
   role: r.role,
   createdAt: Number(r.created_at),
   removedAt: r.removed_at === null ? null : Number(r.removed_at),
+  holdsAdminToken: r.holds_admin_token === true,
 });
+
+/**
+ * The hash of the token OPENBOT_ADMIN_TOKEN names on this instance ("" without one, which no key has), to
+ * compare with `api_keys.token_hash` in SQL: the hashes themselves are never selected.
+ */
+const envTokenHash = (ctx: ServiceContext) => {
+  const token = ctx.platform.env.OPENBOT_ADMIN_TOKEN;
+  return token ? sha256(token) : "";
+};
 
 /** Everyone, oldest first, removed people included (with `removedAt`: records still name them). */
 export async function listUsers(ctx: ServiceContext): Promise<UserView[]> {
   requirePermission(ctx.principal, "platform.admin");
-  const rows = await ctx.platform.db.query<UserRow>(`select ${USER_COLUMNS} from users order by created_at, id`);
+  const rows = await ctx.platform.db.query<UserRow>(
+    `select ${USER_COLUMNS}, exists (select 1 from api_keys k
+       where k.user_id = users.id and k.revoked_at is null and k.token_hash = $1) as holds_admin_token
+     from users order by created_at, id`,
+    [envTokenHash(ctx)],
+  );
   return rows.map(toUserView);
 }
 
@@ -96,6 +113,8 @@ interface KeyRow {
   permissions: string;
   created_at: string | number;
   revoked_at: string | number | null;
+  /** Whether it is the key OPENBOT_ADMIN_TOKEN names (compared in SQL: see envTokenHash). */
+  from_env: boolean;
 }
 
 /** Every column a view needs, and nothing secret: the token hash is compared in SQL, never selected. */
@@ -117,6 +136,7 @@ function toView(row: KeyRow): ApiKeyView {
     permissions: permissionsOf(row),
     createdAt: Number(row.created_at),
     revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
+    fromEnv: row.from_env,
   };
 }
 
@@ -127,7 +147,10 @@ const administers = (row: Pick<KeyRow, "role" | "permissions">) =>
 /** Every key, oldest first, revoked ones included (with `revokedAt`). */
 export async function listApiKeys(ctx: ServiceContext): Promise<ApiKeyView[]> {
   requirePermission(ctx.principal, "platform.admin");
-  const rows = await ctx.platform.db.query<KeyRow>(`select ${KEY_COLUMNS} ${KEY_FROM} order by k.created_at, k.id`);
+  const rows = await ctx.platform.db.query<KeyRow>(
+    `select ${KEY_COLUMNS}, k.token_hash = $1 as from_env ${KEY_FROM} order by k.created_at, k.id`,
+    [envTokenHash(ctx)],
+  );
   return rows.map(toView);
 }
 
@@ -142,12 +165,11 @@ const REVOKE_LOCK = 7_061_626_002;
  */
 export async function revokeApiKey(ctx: ServiceContext, input: ApiKeyIdInput): Promise<ApiKeyView> {
   requirePermission(ctx.principal, "platform.admin");
-  const envToken = ctx.platform.env.OPENBOT_ADMIN_TOKEN;
   return ctx.platform.db.transaction(async (tx) => {
     await tx.query("select pg_advisory_xact_lock($1)", [REVOKE_LOCK]);
-    const [row] = await tx.query<KeyRow & { from_env: boolean }>(
+    const [row] = await tx.query<KeyRow>(
       `select ${KEY_COLUMNS}, k.token_hash = $2 as from_env ${KEY_FROM} where k.id = $1`,
-      [input.id, envToken ? sha256(envToken) : ""],
+      [input.id, envTokenHash(ctx)],
     );
     if (!row) throw new AppError("NOT_FOUND", "No such API key.");
     if (row.revoked_at !== null) return toView(row);
@@ -198,10 +220,9 @@ async function personToChange(ctx: ServiceContext, tx: Db, id: string, doing: st
   if (user.removed_at !== null) return { user, keys: [] };
   if (user.id === principal.userId)
     throw new AppError("CONFLICT", `You cannot ${doing} yourself; another admin can.`, { reason: "self" });
-  const envToken = ctx.platform.env.OPENBOT_ADMIN_TOKEN;
-  const keys = await tx.query<KeyRow & { from_env: boolean }>(
+  const keys = await tx.query<KeyRow>(
     `select ${KEY_COLUMNS}, k.token_hash = $2 as from_env ${KEY_FROM} where k.user_id = $1 and k.revoked_at is null`,
-    [id, envToken ? sha256(envToken) : ""],
+    [id, envTokenHash(ctx)],
   );
   if (keys.some((k) => k.from_env))
     throw new AppError(

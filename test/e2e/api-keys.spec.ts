@@ -1,7 +1,7 @@
 /**
  * Listing and revoking API keys against the built server: `GET /v1/api-keys` lists every key for an admin
  * and nothing for anyone else; `DELETE /v1/api-keys/:id` revokes a key, after which its token and a page
- * signed in with it get 401; the OPENBOT_ADMIN_TOKEN key is refused. Admin → API keys shows the table and
+ * signed in with it get 401; the OPENBOT_ADMIN_TOKEN key is refused. Admin → People shows the table and
  * revokes a key after a confirmation.
  */
 import { randomUUID } from "node:crypto";
@@ -43,6 +43,7 @@ test("GET /v1/api-keys lists every key for an admin, never a token; a member or 
     permissions: ["apps.use", "sessions.read", "sessions.write"],
     createdAt: expect.any(Number),
     revokedAt: null,
+    fromEnv: false,
   });
   expect(keys.map((k) => k.name)).toContain("OPENBOT_ADMIN_TOKEN");
   const text = JSON.stringify(keys);
@@ -107,6 +108,7 @@ test("DELETE refuses the OPENBOT_ADMIN_TOKEN key (409, naming the variable) and 
     name: string;
   }[];
   const fromEnv = keys.find((k) => k.name === "OPENBOT_ADMIN_TOKEN")!;
+  expect(keys.filter((k) => (k as { fromEnv?: boolean }).fromEnv)).toEqual([fromEnv]);
   const refused = await request.delete(`/v1/api-keys/${fromEnv.id}`, { headers: admin });
   expect(refused.status()).toBe(409);
   const { error } = await refused.json();
@@ -123,14 +125,14 @@ function keyRow(page: Page, name: string) {
   return page.getByRole("table", { name: "API keys" }).getByTestId("api-key").filter({ hasText: name });
 }
 
-test("Admin → API keys: a new key shows in the table; Revoke asks first, then marks it revoked; a refusal shows on its row", async ({
+test("Admin → People: a new key shows in the table; Revoke asks first, then marks it revoked; a refusal shows on its row", async ({
   page,
   request,
 }) => {
   const person = `Keys UI ${randomUUID().slice(0, 6)}`;
   const keyName = `phone ${randomUUID().slice(0, 6)}`;
   await signIn(page);
-  await page.getByRole("link", { name: "Admin · API keys" }).click();
+  await page.getByRole("link", { name: "Admin · People" }).click();
   await page.getByLabel("Name", { exact: true }).fill(person);
   await page.getByRole("button", { name: "Add person" }).click();
   await expect(page.getByRole("table", { name: "People" })).toContainText(person);
@@ -163,14 +165,11 @@ test("Admin → API keys: a new key shows in the table; Revoke asks first, then 
   await expect(row.getByRole("button", { name: /^Revoke/ })).toHaveCount(0);
   expect((await request.get("/v1/chats", { headers: { Authorization: `Bearer ${token}` } })).status()).toBe(401);
 
+  // The OPENBOT_ADMIN_TOKEN key cannot be revoked while the server is started with it: no button, a note why.
   const envRow = keyRow(page, "OPENBOT_ADMIN_TOKEN");
-  page.once("dialog", (d) => d.accept());
-  const envRevoke = envRow.getByRole("button", { name: /^Revoke/ });
-  await envRevoke.click();
-  await expect(envRevoke).toHaveAccessibleDescription(/Change or unset OPENBOT_ADMIN_TOKEN/);
-  await expect(page.getByRole("table", { name: "API keys" }).getByRole("alert")).toContainText(
-    "Change or unset OPENBOT_ADMIN_TOKEN",
-  );
+  await expect(envRow.getByRole("button")).toHaveCount(0);
+  await expect(envRow.getByTestId("api-key-from-env")).toHaveText("Set by OPENBOT_ADMIN_TOKEN");
+  await expect(envRow.getByTestId("api-key-from-env")).toHaveAttribute("title", /Change or unset it and restart/);
   await expect(envRow.getByTestId("api-key-status")).toHaveText("Active");
   await page.screenshot({ path: "test-results/screenshots/admin-keys-table.png", fullPage: true });
 });
@@ -357,7 +356,7 @@ test("PATCH /v1/users/:id changes a role at once; DELETE removes a person: their
   expect((await request.delete("/v1/users/usr_none", { headers: admin })).status()).toBe(404);
 });
 
-test("Admin → API keys: a person's role changes in place and Remove asks first, then marks them removed and their key revoked", async ({
+test("Admin → People: a person's role changes in place and Remove asks first, then marks them removed and their key revoked", async ({
   page,
   request,
 }) => {
@@ -409,10 +408,51 @@ test("Admin → API keys: a person's role changes in place and Remove asks first
   expect((await request.get("/v1/chats", { headers: { Authorization: `Bearer ${token}` } })).status()).toBe(401);
 
   // The signed-in admin's own row has no actions.
-  await expect(
-    page.getByRole("table", { name: "People" }).getByTestId("person").filter({ hasText: "(you)" }).getByRole("button"),
-  ).toHaveCount(0);
+  const people = page.getByRole("table", { name: "People" });
+  await expect(people.getByTestId("person").filter({ hasText: "(you)" }).getByRole("button")).toHaveCount(0);
   await page.screenshot({ path: "test-results/screenshots/admin-people.png", fullPage: true });
+
+  // A change the server refuses shows on the person's row: here someone removed since the page was loaded.
+  const stale = `Stale ${randomUUID().slice(0, 6)}`;
+  const staleUser = (await (
+    await request.post("/v1/users", { headers: admin, data: { name: stale, role: "member" } })
+  ).json()) as { id: string };
+  await page.reload();
+  const staleRow = people.getByTestId("person").filter({ hasText: stale });
+  await expect(staleRow.getByTestId("person-status")).toHaveText("Active");
+  expect((await request.delete(`/v1/users/${staleUser.id}`, { headers: admin })).status()).toBe(200);
+  page.once("dialog", (d) => d.accept());
+  await staleRow.getByLabel(`Role of ${stale}`).selectOption("admin");
+  await expect(people.getByTestId("person-error")).toContainText(`${stale} was removed`);
+  await expect(staleRow.getByTestId("person-status")).toHaveText(/^Removed /);
+});
+
+test("Admin → People: another admin sees the OPENBOT_ADMIN_TOKEN holder and key without actions", async ({
+  page,
+  request,
+}) => {
+  const other = await personWithKey(request, "admin", [
+    "platform.admin",
+    "apps.use",
+    "sessions.read",
+    "sessions.write",
+  ]);
+  await page.goto("/");
+  await page.getByLabel("Token").fill(other.token);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await expect(page.getByTestId("signed-in-as")).toBeVisible();
+  await page.getByRole("link", { name: "Admin · People" }).click();
+  const holder = page
+    .getByRole("table", { name: "People" })
+    .getByTestId("person")
+    .filter({ hasText: "holds OPENBOT_ADMIN_TOKEN" });
+  await expect(holder).toHaveCount(1);
+  await expect(holder).not.toContainText("(you)");
+  await expect(holder.getByRole("button")).toHaveCount(0);
+  await expect(holder.getByRole("combobox")).toHaveCount(0);
+  await expect(keyRow(page, "Set by OPENBOT_ADMIN_TOKEN").getByRole("button")).toHaveCount(0);
+  // Their own row has no actions either.
+  await expect(page.getByTestId("person").filter({ hasText: "(you)" }).getByRole("button")).toHaveCount(0);
 });
 
 test("another origin cannot change or remove a person with an admin's session cookie; the app's own origin can", async ({

@@ -72,9 +72,9 @@ return [typeof apps.everything.echo, found.results.some((r) => r.binding === "ev
   await expect(card.getByTestId("run-calls")).not.toContainText("apps.everything.echo");
 });
 
-test("Admin → API keys: add a person, create a key shown once, and it works", async ({ page, request }) => {
+test("Admin → People: add a person, create a key shown once, and it works", async ({ page, request }) => {
   await signIn(page);
-  await page.getByRole("link", { name: "Admin · API keys" }).click();
+  await page.getByRole("link", { name: "Admin · People" }).click();
   await page.getByLabel("Name", { exact: true }).fill("Grace");
   await page.getByRole("button", { name: "Add person" }).click();
   await expect(page.getByRole("table", { name: "People" })).toContainText("Grace");
@@ -97,7 +97,7 @@ test("every admin page keeps its layout on a narrow window", async ({ page }) =>
     "Admin · Settings",
     "Admin · Apps",
     "Admin · Model",
-    "Admin · API keys",
+    "Admin · People",
     "Admin · Vault",
     "Chats",
   ]) {

@@ -96,7 +96,7 @@ const PAGES: { name: string; path: () => string; title: RegExp; ready: (page: Pa
   {
     name: "admin-keys",
     path: () => "/admin/keys",
-    title: /^API keys · OpenBot$/,
+    title: /^People and API keys · OpenBot$/,
     ready: (p) => expect(p.getByRole("heading", { level: 1 })).toBeVisible(),
   },
   {

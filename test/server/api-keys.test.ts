@@ -61,12 +61,14 @@ describe("with OPENBOT_ADMIN_TOKEN set", () => {
       permissions: ["sessions.read"],
       createdAt: expect.any(Number),
       revokedAt: null,
+      fromEnv: false,
     });
     expect(keys.find((k) => k.id === t.admin.keyId)).toMatchObject({
       name: "OPENBOT_ADMIN_TOKEN",
       role: "admin",
       permissions: [...PERMISSIONS],
       revokedAt: null,
+      fromEnv: true,
     });
     const text = JSON.stringify(keys);
     for (const secret of [token, sha256(token), ADMIN_TOKEN, sha256(ADMIN_TOKEN)]) expect(text).not.toContain(secret);

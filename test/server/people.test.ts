@@ -41,7 +41,14 @@ describe("people: roles and removal", () => {
   it("lists everyone with removedAt; a member or a key without platform.admin may neither change nor remove", async () => {
     const { id } = await personWithKey("Listed", "member");
     const listed = (await t.caller(t.admin).users.list()).find((u) => u.id === id);
-    expect(listed).toEqual({ id, name: "Listed", role: "member", createdAt: expect.any(Number), removedAt: null });
+    expect(listed).toEqual({
+      id,
+      name: "Listed",
+      role: "member",
+      createdAt: expect.any(Number),
+      removedAt: null,
+      holdsAdminToken: false,
+    });
 
     const member = await makePerson(t, "member");
     const reader = await makePerson(t, "admin", ["sessions.read"]);
@@ -159,8 +166,18 @@ describe("people: roles and removal", () => {
   });
 
   it("refuses removing or demoting yourself, the OPENBOT_ADMIN_TOKEN holder, and the last admin who can administer", async () => {
-    // The OPENBOT_ADMIN_TOKEN key's holder, asked by another admin.
+    // The OPENBOT_ADMIN_TOKEN key's holder, asked by another admin: the lists say so, so a page offers no action.
     const other = await personWithKey("Other admin", "admin");
+    const people = await t.caller(t.admin).users.list();
+    expect(people.filter((u) => u.holdsAdminToken).map((u) => u.id)).toEqual([t.admin.userId]);
+    // A key merely named like it is not it: the token decides.
+    await t
+      .caller(t.admin)
+      .apiKeys.create({ userId: other.id, name: "OPENBOT_ADMIN_TOKEN", permissions: ["apps.use"] });
+    const keys = await t.caller(t.admin).apiKeys.list();
+    expect(keys.filter((k) => k.fromEnv).map((k) => [k.userId, k.name])).toEqual([
+      [t.admin.userId, "OPENBOT_ADMIN_TOKEN"],
+    ]);
     const otherAdmin = (await principalFromToken(t.platform.db, other.token))!;
     for (const change of [
       t.caller(otherAdmin).users.remove({ id: t.admin.userId }),
@@ -204,6 +221,11 @@ describe("without OPENBOT_ADMIN_TOKEN: the last admin who can administer", () =>
        where u.role = 'admin' and u.removed_at is null and k.revoked_at is null and k.permissions like '%platform.admin%'`,
       )
     )[0]!.n;
+
+  it("a token generated at first start is an ordinary key: neither it nor its holder is marked as set by the variable", async () => {
+    expect((await t.caller(first).apiKeys.list()).filter((k) => k.fromEnv)).toEqual([]);
+    expect((await t.caller(first).users.list()).filter((u) => u.holdsAdminToken)).toEqual([]);
+  });
 
   it("two admins removing each other at once: one goes, the other is refused and stays", async () => {
     const second = await newAdmin("Second");

@@ -4,7 +4,7 @@ import { KeysAdmin } from "../../_components/keys-admin";
 
 export default function ApiKeysPage() {
   return (
-    <AdminPage title="API keys" maxWidth={820}>
+    <AdminPage title="People and API keys" maxWidth={1100}>
       <KeysAdmin />
     </AdminPage>
   );
