@@ -27,12 +27,15 @@ const show = (v: unknown) => {
   return text.length > 48 ? `${text.slice(0, 47)}…` : text;
 };
 
-/** "Send email to team@example.com — subject 'Q4 planning', body '…'" from the tool's name and arguments. */
-export function summaryLine(action: string, args: unknown): string {
+/**
+ * "Send email to team@example.com — subject 'Q4 planning', body '…'" from the tool's name and arguments;
+ * `undeclared` arguments (not in the tool's schema) are left out, as the App may ignore them.
+ */
+export function summaryLine(action: string, args: unknown, undeclared: readonly string[] = []): string {
   if (!args || typeof args !== "object" || Array.isArray(args))
     return args === undefined ? action : `${action} — ${show(args)}`;
   const entries = Object.entries(args as Record<string, unknown>).filter(
-    ([, v]) => v !== null && v !== undefined && typeof v !== "object",
+    ([k, v]) => v !== null && v !== undefined && typeof v !== "object" && !undeclared.includes(k),
   );
   const target = entries.find(([k]) => /^(to|recipient|recipients|email|url|path|id|name)$/i.test(k));
   // Short facts first (a subject before a body).
@@ -44,7 +47,7 @@ export function summaryLine(action: string, args: unknown): string {
     ? `${action} ${/^(to|recipients?)$/i.test(target[0]) ? "to" : `${target[0]}`} ${show(target[1])}`
     : action;
   const tail = rest.map(([k, v]) => `${k} ${typeof v === "string" ? `'${show(v)}'` : show(v)}`).join(", ");
-  const nested = Object.keys(args).length - entries.length;
+  const nested = Object.keys(args).filter((k) => !undeclared.includes(k)).length - entries.length;
   return [head, tail].filter(Boolean).join(" — ") + (nested > 0 ? ` (+${nested} more)` : "");
 }
 
@@ -67,7 +70,7 @@ function CallDetails({ decision }: { decision: DecisionView }) {
     <>
       <section className="stack" style={{ gap: 6 }}>
         <p id={`decision-${decision.id}-summary`} data-testid="decision-summary" style={{ margin: 0, fontWeight: 600 }}>
-          {summaryLine(action, app.arguments)}
+          {summaryLine(action, app.arguments, tool?.undeclared)}
         </p>
         <p className="muted small" style={{ margin: 0 }}>
           <code>apps.{app.binding}</code>
@@ -93,6 +96,13 @@ function CallDetails({ decision }: { decision: DecisionView }) {
         <div data-testid="decision-arguments" className="small" style={{ fontFamily: "var(--mono)" }}>
           <JsonTree value={app.arguments} />
         </div>
+        {tool && tool.undeclared.length > 0 && (
+          <p className="small warn-text" data-testid="decision-undeclared" style={{ margin: "6px 0 0" }}>
+            Not in the tool's schema: {tool.undeclared.join(", ")}. The App may ignore{" "}
+            {tool.undeclared.length === 1 ? "it" : "them"}, so do not decide by{" "}
+            {tool.undeclared.length === 1 ? "it" : "them"}.
+          </p>
+        )}
       </section>
       {lines.length > 0 && (
         <section data-testid="decision-program-line">

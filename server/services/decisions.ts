@@ -40,6 +40,11 @@ export interface DecisionView {
     title: string | null;
     description: string;
     annotations: { readOnly: boolean; destructive: boolean; openWorld: boolean };
+    /**
+     * Arguments of the call its input schema does not name (when the schema lists its properties): the
+     * App may ignore them, so a card must not present them as what the call does.
+     */
+    undeclared: string[];
   } | null;
   decidedBy: string | null;
   createdAt: number;
@@ -86,8 +91,17 @@ function withTool(platform: Platform, request: DecisionRequest): Pick<DecisionVi
         destructive: a.readOnlyHint !== true && a.destructiveHint !== false,
         openWorld: a.openWorldHint !== false,
       },
+      undeclared: undeclaredArguments(entry.inputSchema, request.app.arguments),
     },
   };
+}
+
+/** The top-level argument names `schema` does not list among its properties ([] when it lists none). */
+function undeclaredArguments(schema: Record<string, unknown>, args: unknown): string[] {
+  const properties = schema.properties;
+  if (!properties || typeof properties !== "object" || !args || typeof args !== "object" || Array.isArray(args))
+    return [];
+  return Object.keys(args).filter((key) => !Object.hasOwn(properties, key));
 }
 
 /** Decisions in chats the caller may decide in (owner, or any for an admin); `runId` gives one run's card. */

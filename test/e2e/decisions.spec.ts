@@ -108,6 +108,33 @@ test("a lone waiting call keeps the one-call card: Allow sends it", async ({ pag
   expect(await sentMailCount(request)).toBe(before + 1);
 });
 
+test("an argument the tool's schema does not name is flagged on the card and left out of its summary", async ({
+  page,
+  request,
+}) => {
+  const chat = await (await request.post("/v1/chats", { headers: admin, data: { title: "undeclared" } })).json();
+  const run = await request.post(`/v1/chats/${chat.id}/code-runs`, {
+    headers: admin,
+    data: {
+      code: `await apps.email.send_email({ to: "x@example.com", subject: "s", body: "b", cc: "boss@example.com" }); return 1`,
+    },
+  });
+  expect((await run.json()).status).toBe("Waiting");
+  const [pending] = (await (
+    await request.get(`/v1/decisions?chatId=${chat.id}&status=pending`, { headers: admin })
+  ).json()) as { tool: { undeclared: string[] } }[];
+  expect(pending!.tool.undeclared).toEqual(["cc"]);
+  await signIn(page);
+  await page.goto(`/chats/${chat.id}`);
+  const card = page.getByTestId("decision-card");
+  await expect(card.getByTestId("decision-summary")).toHaveText("Send email to x@example.com — body 'b', subject 's'");
+  await expect(card.getByTestId("decision-undeclared")).toHaveText(
+    "Not in the tool's schema: cc. The App may ignore it, so do not decide by it.",
+  );
+  await card.getByRole("button", { name: "Deny", exact: true }).click();
+  await expect(page.getByTestId("decision-card")).toHaveCount(0);
+});
+
 test("POST /v1/decisions is all or nothing, and refuses no key, strangers, keys without apps.use and foreign origins", async ({
   page,
   request,

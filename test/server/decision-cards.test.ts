@@ -48,6 +48,17 @@ async function waitingRun(program: string, principal = t.admin) {
   return { caller, chat, record };
 }
 
+describe("what a card is told about the tool", () => {
+  it("names the arguments the tool's input schema does not list, and none when it lists them all", async () => {
+    const { caller, record } = await waitingRun(`await Promise.all([
+  apps.email.send_email({ to: "a@example.com", subject: "s", body: "b", cc: "boss@example.com", note: 1 }),
+  apps.email.send_email({ to: "b@example.com", subject: "s", body: "b" }),
+])`);
+    const pending = await caller.decisions.list({ runId: record.id, status: "pending" });
+    expect(pending.map((d) => d.tool?.undeclared)).toEqual([["cc", "note"], []]);
+  });
+});
+
 describe("one card per pause", () => {
   it("20 parallel writes are one pause: one list by runId, one batch allow, one re-run, 20 sent", async () => {
     const { caller, record } = await waitingRun(PARALLEL_20);
