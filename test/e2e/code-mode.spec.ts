@@ -129,14 +129,29 @@ test("the code-runs page lists every run of the chat, filters by status, and ope
   await page.getByRole("button", { name: "Run program" }).click();
   await expect(page.getByTestId("run-card").last()).toHaveAttribute("data-status", "Failed");
   await expect(page.getByTestId("run-card").last().getByTestId("run-failure")).toContainText("boom");
+  await page
+    .getByRole("textbox", { name: "Program" })
+    .fill(
+      'const days = ["2026-10-23", "2026-10-24"]\nfor (const day of days) await apps.work_calendar.list_events({ day })\nreturn await apps.notes.list_notes({})',
+    );
+  await page.getByRole("button", { name: "Run program" }).click();
+  await expect(page.getByTestId("run-card").last()).toHaveAttribute("data-status", "Completed");
   await page.getByRole("link", { name: "All code runs" }).click();
-  await expect(page.getByTestId("run-row")).toHaveCount(2);
-  // Each row shows its program's first line, so runs can be told apart before opening them.
-  await expect(page.getByTestId("run-row-program")).toHaveText(["throw new Error('boom')", "return 41 + 1"]);
+  await expect(page.getByTestId("run-row")).toHaveCount(3);
+  // Each row shows its program's first line and the bindings it called, so runs can be told apart before opening them.
+  await expect(page.getByTestId("run-row-program")).toHaveText([
+    'const days = ["2026-10-23", "2026-10-24"]',
+    "throw new Error('boom')",
+    "return 41 + 1",
+  ]);
+  await expect(page.getByTestId("run-row-bindings")).toHaveText([
+    "apps.work_calendar.list_events ×2, apps.notes.list_notes",
+  ]);
   await page.getByLabel("Status filter").selectOption("Failed");
   await expect(page.getByTestId("run-row")).toHaveCount(1);
   await page.getByRole("button", { name: "Open" }).click();
   await expect(page.getByTestId("run-record")).toContainText("throw new Error('boom')");
+  await expect(page.getByTestId("run-record")).toBeInViewport();
 });
 
 test("a result the server did not acknowledge survives a dropped connection and is re-sent after a reload", async ({

@@ -2,7 +2,7 @@
 /** Every code run of a chat, filterable by status; each opens its full record. */
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
-import { use, useState } from "react";
+import { use, useEffect, useRef, useState } from "react";
 import { CODE_RUN_STATUSES } from "@/contracts/code-run";
 import { AppShell } from "../../../_components/app-shell";
 import { JsonTree } from "../../../_components/json-tree";
@@ -14,6 +14,11 @@ function Runs({ chatId }: { chatId: string }) {
   const runs = useQuery(trpc.codeRuns.listByChat.queryOptions({ chatId }));
   const [status, setStatus] = useState<string>("all");
   const [open, setOpen] = useState<string | null>(null);
+  const record = useRef<HTMLDivElement>(null);
+  // An opened record shows below the list: bring it into view once, when it opens.
+  useEffect(() => {
+    if (open) record.current?.scrollIntoView({ block: "nearest" });
+  }, [open]);
   if (runs.error)
     return (
       <p role="alert" className="error-text">
@@ -21,6 +26,7 @@ function Runs({ chatId }: { chatId: string }) {
       </p>
     );
   const shown = (runs.data ?? []).filter((r) => status === "all" || r.status === status).reverse();
+  const openRun = open ? runs.data?.find((r) => r.id === open) : undefined;
   return (
     <div className="stack">
       <div className="row">
@@ -63,10 +69,17 @@ function Runs({ chatId }: { chatId: string }) {
                 <code className="small" title={r.code.slice(0, 2000)} data-testid="run-row-program">
                   {programLine(r.code)}
                 </code>
+                {r.calls.length > 0 && (
+                  <div className="small muted" data-testid="run-row-bindings">
+                    {bindingsLine(r.calls.map((c) => `apps.${c.binding}`))}
+                  </div>
+                )}
               </td>
               <td>{r.reason || <span className="muted">—</span>}</td>
               <td>{r.calls.length}</td>
-              <td className="small muted">{new Date(r.createdAt).toLocaleString()}</td>
+              <td className="small muted">
+                {new Date(r.createdAt).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "medium" })}
+              </td>
               <td>
                 <button
                   type="button"
@@ -81,22 +94,26 @@ function Runs({ chatId }: { chatId: string }) {
         </tbody>
       </table>
       {shown.length === 0 && <p className="muted">No runs{status === "all" ? "" : ` with status ${status}`}.</p>}
-      {open &&
-        (() => {
-          const run = runs.data?.find((r) => r.id === open);
-          if (!run) return null;
-          return (
-            <div className="stack" data-testid="run-record">
-              <RunCard run={run} />
-              <details className="panel small">
-                <summary>Full record</summary>
-                <JsonTree value={run} />
-              </details>
-            </div>
-          );
-        })()}
+      {openRun && (
+        <div className="stack" data-testid="run-record" ref={record}>
+          <RunCard run={openRun} />
+          <details className="panel small">
+            <summary>Full record</summary>
+            <JsonTree value={openRun} />
+          </details>
+        </div>
+      )}
     </div>
   );
+}
+
+/** The bindings a run called, each once with how often, in the order first called: "apps.work_calendar.list_events ×2, apps.email.send_email". */
+function bindingsLine(bindings: readonly string[], max = 3): string {
+  const counts = new Map<string, number>();
+  for (const b of bindings) counts.set(b, (counts.get(b) ?? 0) + 1);
+  const named = [...counts].slice(0, max).map(([b, n]) => (n > 1 ? `${b} ×${n}` : b));
+  const more = counts.size - named.length;
+  return named.join(", ") + (more > 0 ? `, +${more} more` : "");
 }
 
 /** What tells a run apart in the list: its program's first line that is not blank or a comment, cut at 80 characters. */
