@@ -10,6 +10,7 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
 import type { DecisionView } from "@/server/services/decisions";
 import { useTRPC } from "../_lib/trpc";
+import { exactly } from "../_lib/visible";
 import { AskReasons, type RememberChoice, RememberSelect, rememberOf } from "./grants-ui";
 import { JsonTree } from "./json-tree";
 
@@ -22,8 +23,9 @@ const humanize = (name: string) => {
   return words.charAt(0).toUpperCase() + words.slice(1);
 };
 
+/** A value as the summary shows it: invisible characters as escapes (visible.ts), cut at 48 characters. */
 const show = (v: unknown) => {
-  const text = typeof v === "string" ? v : JSON.stringify(v);
+  const text = exactly(typeof v === "string" ? v : JSON.stringify(v));
   return text.length > 48 ? `${text.slice(0, 47)}…` : text;
 };
 
@@ -44,9 +46,9 @@ export function summaryLine(action: string, args: unknown, undeclared: readonly 
     .sort((x, y) => show(x[1]).length - show(y[1]).length)
     .slice(0, 3);
   const head = target
-    ? `${action} ${/^(to|recipients?)$/i.test(target[0]) ? "to" : `${target[0]}`} ${show(target[1])}`
+    ? `${action} ${/^(to|recipients?)$/i.test(target[0]) ? "to" : `${exactly(target[0])}`} ${show(target[1])}`
     : action;
-  const tail = rest.map(([k, v]) => `${k} ${typeof v === "string" ? `'${show(v)}'` : show(v)}`).join(", ");
+  const tail = rest.map(([k, v]) => `${exactly(k)} ${typeof v === "string" ? `'${show(v)}'` : show(v)}`).join(", ");
   const nested = Object.keys(args).filter((k) => !undeclared.includes(k)).length - entries.length;
   return [head, tail].filter(Boolean).join(" — ") + (nested > 0 ? ` (+${nested} more)` : "");
 }
@@ -64,7 +66,7 @@ function callLines(code: string, binding: string): { line: number; text: string 
 function CallDetails({ decision }: { decision: DecisionView }) {
   const { app, code } = decision.request;
   const tool = decision.tool;
-  const action = tool?.title ?? humanize(app.tool);
+  const action = actionOf(decision);
   const lines = callLines(code.code, app.binding);
   return (
     <>
@@ -75,7 +77,7 @@ function CallDetails({ decision }: { decision: DecisionView }) {
         <p className="muted small" style={{ margin: 0 }}>
           <code>apps.{app.binding}</code>
           {tool?.description
-            ? ` — ${tool.description.length > 300 ? `${tool.description.slice(0, 299)}…` : tool.description}`
+            ? ` — ${exactly(tool.description.length > 300 ? `${tool.description.slice(0, 299)}…` : tool.description)}`
             : ""}
         </p>
         {tool && (
@@ -94,7 +96,7 @@ function CallDetails({ decision }: { decision: DecisionView }) {
       <section>
         <h4>Arguments</h4>
         <div data-testid="decision-arguments" className="small" style={{ fontFamily: "var(--mono)" }}>
-          <JsonTree value={app.arguments} />
+          <JsonTree value={app.arguments} exact />
         </div>
         {tool && tool.undeclared.length > 0 && (
           <p className="small warn-text" data-testid="decision-undeclared" style={{ margin: "6px 0 0" }}>
@@ -118,7 +120,8 @@ function CallDetails({ decision }: { decision: DecisionView }) {
   );
 }
 
-const actionOf = (d: DecisionView) => d.tool?.title ?? humanize(d.request.app.tool);
+/** The tool's title (the App's text: invisible characters escaped), or its name made readable. */
+const actionOf = (d: DecisionView) => exactly(d.tool?.title ?? humanize(d.request.app.tool));
 
 /**
  * One card per pause: every call of one run that waits for a person (a direct call is a card of its

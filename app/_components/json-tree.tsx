@@ -8,6 +8,7 @@
  * An object or array shows its first `SHOWN_ENTRIES` entries until asked for the rest.
  */
 import { type ReactNode, useState } from "react";
+import { exactly, withoutBidi } from "../_lib/visible";
 
 /** Levels drawn as a tree before the cut. */
 export const MAX_TREE_DEPTH = 20;
@@ -16,22 +17,32 @@ export const RAW_MAX_CHARS = 20_000;
 /** Entries of one object or array drawn before "Show all". */
 export const SHOWN_ENTRIES = 100;
 
-/** Bidirectional controls: they reorder the text around them on screen. */
-const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
-const shownJson = (value: unknown): string =>
-  (JSON.stringify(value) ?? String(value)).replace(BIDI, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+/** How text is shown: bidi controls escaped always, every invisible character with `exact` (see visible.ts). */
+const shown = (text: string, exact: boolean) => (exact ? exactly(text) : withoutBidi(text));
+const shownJson = (value: unknown, exact: boolean): string => shown(JSON.stringify(value) ?? String(value), exact);
 
-export function JsonTree({ value, depth = 0, label }: { value: unknown; depth?: number; label?: string }) {
-  const prefix = label !== undefined ? <span className="muted">{label}: </span> : null;
+/** `exact`: every invisible character of keys and values is shown as an escape (a decision card's arguments). */
+export function JsonTree({
+  value,
+  depth = 0,
+  label,
+  exact = false,
+}: {
+  value: unknown;
+  depth?: number;
+  label?: string;
+  exact?: boolean;
+}) {
+  const prefix = label !== undefined ? <span className="muted">{shown(label, exact)}: </span> : null;
   if (value === null || typeof value !== "object") {
     return (
       <div className="json-leaf" style={{ paddingLeft: depth ? 14 : 0 }}>
         {prefix}
-        <span className={typeof value === "string" ? "tok-str" : "tok-num"}>{shownJson(value)}</span>
+        <span className={typeof value === "string" ? "tok-str" : "tok-num"}>{shownJson(value, exact)}</span>
       </div>
     );
   }
-  if (depth >= MAX_TREE_DEPTH) return <DepthCut value={value} prefix={prefix} />;
+  if (depth >= MAX_TREE_DEPTH) return <DepthCut value={value} prefix={prefix} exact={exact} />;
   const entries: [string, unknown][] = Array.isArray(value)
     ? value.map((v, i) => [String(i), v])
     : Object.entries(value);
@@ -44,18 +55,18 @@ export function JsonTree({ value, depth = 0, label }: { value: unknown; depth?: 
         {prefix}
         <span className="muted">{summary}</span>
       </summary>
-      <Entries entries={entries} depth={depth} />
+      <Entries entries={entries} depth={depth} exact={exact} />
     </details>
   );
 }
 
-function Entries({ entries, depth }: { entries: [string, unknown][]; depth: number }) {
+function Entries({ entries, depth, exact }: { entries: [string, unknown][]; depth: number; exact: boolean }) {
   const [all, setAll] = useState(false);
   const shown = all ? entries : entries.slice(0, SHOWN_ENTRIES);
   return (
     <>
       {shown.map(([k, v]) => (
-        <JsonTree key={k} value={v} depth={depth + 1} label={k} />
+        <JsonTree key={k} value={v} depth={depth + 1} label={k} exact={exact} />
       ))}
       {shown.length < entries.length && (
         <div style={{ paddingLeft: 14 }}>
@@ -68,7 +79,7 @@ function Entries({ entries, depth }: { entries: [string, unknown][]; depth: numb
   );
 }
 
-function DepthCut({ value, prefix }: { value: object; prefix: ReactNode }) {
+function DepthCut({ value, prefix, exact }: { value: object; prefix: ReactNode; exact: boolean }) {
   const [raw, setRaw] = useState<string | null>(null);
   return (
     <div style={{ paddingLeft: 14 }} data-testid="json-depth-cut">
@@ -77,7 +88,7 @@ function DepthCut({ value, prefix }: { value: object; prefix: ReactNode }) {
       <button
         type="button"
         className="small"
-        onClick={() => setRaw(raw === null ? rawText(value) : null)}
+        onClick={() => setRaw(raw === null ? shown(rawText(value), exact) : null)}
         aria-expanded={raw !== null}
       >
         {raw === null ? "Show raw JSON" : "Hide raw JSON"}
