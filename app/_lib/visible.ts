@@ -3,7 +3,8 @@
  * and its kin) reorder the text around them on screen, so they are always shown as `\uXXXX` escapes.
  * Where a person decides by what they read (a decision card), `exactly` also escapes every other
  * invisible character: zero-width spaces and joiners, the soft hyphen, the byte-order mark (Unicode's
- * format characters), control characters and line separators, so two values that look alike are.
+ * format characters), control characters and line separators, and the letters of a word that mixes
+ * look-alike scripts, so two values that look alike are.
  */
 
 /** Bidirectional controls (all of them are format characters). */
@@ -20,5 +21,16 @@ const asEscape = (c: string) => {
 /** `text` with its bidirectional controls shown as escapes. */
 export const withoutBidi = (text: string): string => text.replace(BIDI, asEscape);
 
-/** `text` with every invisible character shown as an escape. */
-export const exactly = (text: string): string => text.replace(INVISIBLE, asEscape);
+/** Scripts whose letters look alike (a Cyrillic "а" is a Latin "a" on screen). */
+const CONFUSABLE_SCRIPTS = [/\p{Script=Latin}/u, /\p{Script=Cyrillic}/u, /\p{Script=Greek}/u];
+const mixesScripts = (word: string) => CONFUSABLE_SCRIPTS.filter((script) => script.test(word)).length > 1;
+
+/**
+ * `text` with every invisible character shown as an escape, and in a word that mixes Latin, Cyrillic or
+ * Greek letters (`pаypal.com` with a Cyrillic "а") every letter beyond ASCII too: `p\u0430ypal.com`. A word
+ * in one script (`Müller`, `Привет`) is left as it is.
+ */
+export const exactly = (text: string): string =>
+  text
+    .replace(INVISIBLE, asEscape)
+    .replace(/\S+/gu, (word) => (mixesScripts(word) ? word.replace(/[^\p{ASCII}]/gu, asEscape) : word));

@@ -135,23 +135,24 @@ test("an argument the tool's schema does not name is flagged on the card and lef
   await expect(page.getByTestId("decision-card")).toHaveCount(0);
 });
 
-test("invisible characters in a call's arguments show as escapes on the card, in its summary and its arguments", async ({
+test("invisible characters and look-alike letters in a call's arguments show as escapes on the card, in its summary and its arguments", async ({
   page,
   request,
 }) => {
   const chat = await (await request.post("/v1/chats", { headers: admin, data: { title: "invisible" } })).json();
-  // A zero-width space, a tag character (hidden text) and a right-to-left override, as the program writes them.
-  const code = String.raw`await apps.email.send_email({ to: "x@example.com", subject: "pay\u200bment \u{E0041}", body: "b\u202ec" }); return 1`;
+  // A zero-width space, a tag character (hidden text), a right-to-left override and a Cyrillic "а" inside a
+  // Latin word, as the program writes them; a word all in Cyrillic stays as it is.
+  const code = String.raw`await apps.email.send_email({ to: "x@example.com", subject: "pay\u200bment \u{E0041}", body: "b\u202ec p\u0430ypal.com Привет" }); return 1`;
   const run = await request.post(`/v1/chats/${chat.id}/code-runs`, { headers: admin, data: { code } });
   expect((await run.json()).status).toBe("Waiting");
   await signIn(page);
   await page.goto(`/chats/${chat.id}`);
   const card = page.getByTestId("decision-card");
   await expect(card.getByTestId("decision-summary")).toHaveText(
-    String.raw`Send email to x@example.com — body 'b\u202ec', subject 'pay\u200bment \u{e0041}'`,
+    String.raw`Send email to x@example.com — subject 'pay\u200bment \u{e0041}', body 'b\u202ec p\u0430ypal.com Привет'`,
   );
   await expect(card.getByTestId("decision-arguments")).toContainText(String.raw`"pay\u200bment \u{e0041}"`);
-  await expect(card.getByTestId("decision-arguments")).toContainText(String.raw`"b\u202ec"`);
+  await expect(card.getByTestId("decision-arguments")).toContainText(String.raw`"b\u202ec p\u0430ypal.com Привет"`);
   await card.getByRole("button", { name: "Deny", exact: true }).click();
   await expect(page.getByTestId("decision-card")).toHaveCount(0);
 });
