@@ -22,20 +22,29 @@ export function isLiveRunStatus(status: string | undefined): boolean {
   return (LIVE_RUN_STATUSES as readonly string[]).includes(status ?? "");
 }
 
-export const startRunInput = z.object({
-  chatId: idField("chatId"),
-  code: z
-    .string({ error: "code must be a string" })
-    .min(1, "code must not be empty")
-    .max(200_000, "code must be at most 200000 characters"),
-  reason: z
-    .string({ error: "reason must be a string" })
-    .max(2000, "reason must be at most 2000 characters")
-    .default(""),
-  language: z
-    .enum(["javascript", "typescript"], { error: 'language must be "javascript" or "typescript"' })
-    .default("javascript"),
-});
+export const startRunInput = z.strictObject(
+  {
+    chatId: idField("chatId"),
+    code: z
+      .string({ error: (issue) => (issue.input === undefined ? "code is required" : "code must be a string") })
+      .min(1, "code must not be empty")
+      .max(200_000, "code must be at most 200000 characters"),
+    reason: z
+      .string({ error: "reason must be a string" })
+      .max(2000, "reason must be at most 2000 characters")
+      .default(""),
+    language: z
+      .enum(["javascript", "typescript"], { error: 'language must be "javascript" or "typescript"' })
+      .default("javascript"),
+  },
+  {
+    // A misspelt field would otherwise be dropped: "langauge": "typescript" would run TypeScript as JavaScript.
+    error: (issue) =>
+      issue.code === "unrecognized_keys"
+        ? `unknown field ${issue.keys.map((k) => `"${k}"`).join(", ")}: a run takes code, reason and language`
+        : undefined,
+  },
+);
 export type StartRunInput = z.input<typeof startRunInput>;
 
 /** Longest argument JSON a page may send for one call (the server refuses larger ones). */

@@ -86,6 +86,17 @@ describe("one schema per request, named fields in the refusal", () => {
       'unknown field "policies": an App\'s change takes name, enabled and untrustedContent',
     );
     expect(unknown.message).toContain("PATCH /v1/connections/:id/policies");
+    // A run without code is told it is required; a misspelt field is named, not dropped (a "langauge" of
+    // typescript would otherwise run the program as JavaScript), and no run is made.
+    expect((await refusal(admin.codeRuns.runOnServer({ chatId: chat.id } as never))).message).toBe(
+      "code: code is required",
+    );
+    const misspelt = await refusal(
+      admin.codeRuns.runOnServer({ chatId: chat.id, code: "return 1", langauge: "typescript" } as never),
+    );
+    expect(misspelt).toMatchObject({ code: "BAD_REQUEST" });
+    expect(misspelt.message).toBe('unknown field "langauge": a run takes code, reason and language');
+    expect(await admin.codeRuns.listByChat({ chatId: chat.id })).toEqual([]);
     const calendar = (await admin.connections.list()).find((c) => c.id === "conn_work_calendar");
     expect(calendar?.tools.find((tool) => tool.name === "list-events")?.policy).toBe("allow");
     expect((await admin.chats.byId({ id: chat.id })).pinned).toBe(false);
