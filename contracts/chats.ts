@@ -3,12 +3,15 @@
  * by the tRPC procedure's `.input` and by the REST route alike. REST merges the path's id into the body.
  */
 import { z } from "zod";
-import { idField, plainName } from "./text";
+import { idField, onlyFields, plainName } from "./text";
 
 /** Longest chat title. */
 export const CHAT_TITLE_MAX = 200;
 
-export const createChatInput = z.object({ title: plainName("title", CHAT_TITLE_MAX).optional() });
+export const createChatInput = onlyFields(
+  { title: plainName("title", CHAT_TITLE_MAX).optional() },
+  "a new chat takes title only",
+);
 export type CreateChatInput = z.infer<typeof createChatInput>;
 
 /** `query` keeps the chats whose title contains it. */
@@ -35,12 +38,15 @@ export const shareChatInput = z.object({ chatId: idField("chatId"), userId: idFi
 export type ShareChatInput = z.infer<typeof shareChatInput>;
 
 /** One message to the model in a chat (`turns.send`, `POST /v1/chats/:chatId/turns`). */
-export const sendTurnInput = z.object({
-  chatId: idField("chatId"),
-  message: z
-    .string({ error: "message is required" })
-    .trim()
-    .min(1, "message must not be empty")
-    .max(100_000, "message must be at most 100000 characters"),
-});
+export const sendTurnInput = onlyFields(
+  {
+    chatId: idField("chatId"),
+    message: z
+      .string({ error: "message is required" })
+      .trim()
+      .min(1, "message must not be empty")
+      .max(100_000, "message must be at most 100000 characters"),
+  },
+  "a turn takes message only",
+);
 export type SendTurnInput = z.infer<typeof sendTurnInput>;

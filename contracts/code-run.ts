@@ -6,7 +6,7 @@ import { z } from "zod";
 import { FAILURE_REASONS, type FailureReason, type LogLine, type OutputItem, type RunInput } from "./engine";
 import type { UnknownState } from "./reconcile";
 import { CODE_MODE_RANGES } from "./settings";
-import { idField } from "./text";
+import { idField, onlyFields } from "./text";
 
 export { idField };
 
@@ -22,7 +22,7 @@ export function isLiveRunStatus(status: string | undefined): boolean {
   return (LIVE_RUN_STATUSES as readonly string[]).includes(status ?? "");
 }
 
-export const startRunInput = z.strictObject(
+export const startRunInput = onlyFields(
   {
     chatId: idField("chatId"),
     code: z
@@ -37,13 +37,8 @@ export const startRunInput = z.strictObject(
       .enum(["javascript", "typescript"], { error: 'language must be "javascript" or "typescript"' })
       .default("javascript"),
   },
-  {
-    // A misspelt field would otherwise be dropped: "langauge": "typescript" would run TypeScript as JavaScript.
-    error: (issue) =>
-      issue.code === "unrecognized_keys"
-        ? `unknown field ${issue.keys.map((k) => `"${k}"`).join(", ")}: a run takes code, reason and language`
-        : undefined,
-  },
+  // A misspelt field would otherwise be dropped: "langauge": "typescript" would run TypeScript as JavaScript.
+  "a run takes code, reason and language",
 );
 export type StartRunInput = z.input<typeof startRunInput>;
 

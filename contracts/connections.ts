@@ -3,7 +3,7 @@
  * tool policies' schema is also the registry's.
  */
 import { z } from "zod";
-import { idField, plainName } from "./text";
+import { idField, onlyFields, plainName } from "./text";
 
 export const POLICIES = ["allow", "ask", "deny"] as const;
 export type Policy = (typeof POLICIES)[number];
@@ -19,10 +19,13 @@ export const policiesPatchSchema = z.record(
 export type PoliciesPatch = z.infer<typeof policiesPatchSchema>;
 
 /** Adds an App: its name and transport (the registry checks the transport and names a bad field). */
-export const addConnectionInput = z.object({
-  name: plainName("name", 100),
-  transport: z.custom<unknown>((value) => value !== undefined, { error: "transport is required" }),
-});
+export const addConnectionInput = onlyFields(
+  {
+    name: plainName("name", 100),
+    transport: z.custom<unknown>((value) => value !== undefined, { error: "transport is required" }),
+  },
+  "an App takes name and transport",
+);
 export type AddConnectionInput = z.infer<typeof addConnectionInput>;
 
 /** Renames, enables or disables an App (`PATCH /v1/connections/:id`, `connections.update`'s `patch`). */

@@ -4,15 +4,18 @@
  */
 import { z } from "zod";
 import { PERMISSIONS, type Permission } from "./permissions";
-import { idField, plainName } from "./text";
+import { idField, onlyFields, plainName } from "./text";
 
 export const ROLES = ["admin", "member"] as const;
 export type Role = (typeof ROLES)[number];
 
-export const createUserInput = z.object({
-  name: plainName("name", 100),
-  role: z.enum(ROLES, { error: 'role must be "admin" or "member"' }),
-});
+export const createUserInput = onlyFields(
+  {
+    name: plainName("name", 100),
+    role: z.enum(ROLES, { error: 'role must be "admin" or "member"' }),
+  },
+  "a person takes name and role",
+);
 export type CreateUserInput = z.infer<typeof createUserInput>;
 
 /** The person an admin changes or removes: `users.update {id, role}` / `PATCH /v1/users/:id`, `users.remove {id}` / `DELETE /v1/users/:id`. */
@@ -51,13 +54,16 @@ export interface UserView {
 }
 
 /** A key holds exactly these permissions, cut to its user's role (the service refuses more). */
-export const createApiKeyInput = z.object({
-  userId: idField("userId"),
-  name: plainName("name", 100),
-  permissions: z.array(z.enum(PERMISSIONS, { error: `permissions must be among ${PERMISSIONS.join(", ")}` }), {
-    error: "permissions must be a list",
-  }),
-});
+export const createApiKeyInput = onlyFields(
+  {
+    userId: idField("userId"),
+    name: plainName("name", 100),
+    permissions: z.array(z.enum(PERMISSIONS, { error: `permissions must be among ${PERMISSIONS.join(", ")}` }), {
+      error: "permissions must be a list",
+    }),
+  },
+  "a key takes userId, name and permissions",
+);
 export type CreateApiKeyInput = z.infer<typeof createApiKeyInput>;
 
 /** The key to revoke: `apiKeys.revoke {id}`, `DELETE /v1/api-keys/:id`. */

@@ -24,3 +24,17 @@ export const idField = (name: string) =>
     .min(1, `${name} is required`)
     .max(200, `${name} is too long`)
     .refine((s) => !CONTROL.test(s), `${name} must not contain control characters (such as \u0000)`);
+
+/**
+ * An object that refuses fields it does not take, naming them and saying what it takes (`what`, e.g.
+ * "a run takes code, reason and language"): a misspelt optional field would otherwise be dropped and its
+ * default used without a word ("langauge", "usableby").
+ */
+export function onlyFields<Shape extends z.ZodRawShape>(shape: Shape, what: string) {
+  return z.strictObject(shape, {
+    error: (issue) =>
+      issue.code === "unrecognized_keys"
+        ? `unknown field ${issue.keys.map((k) => `"${k}"`).join(", ")}: ${what}`
+        : undefined,
+  });
+}

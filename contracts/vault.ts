@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { ROLES } from "./people";
+import { onlyFields } from "./text";
 
 /** Shortest secret accepted: every App answer is redacted against every secret, so a short one would be guessable and hide ordinary words. */
 export const MIN_SECRET_LENGTH = 8;
@@ -55,25 +56,34 @@ const usableBy = z
 export type UsableBy = z.infer<typeof usableBy>;
 
 /** A new entry; by default only admins may use it and it goes to no target. */
-export const createVaultInput = z.object({
-  name: vaultNameSchema,
-  secret: secretSchema,
-  allow: targets.default([]),
-  usableBy: usableBy.default({ users: [], roles: ["admin"] }),
-});
+export const createVaultInput = onlyFields(
+  {
+    name: vaultNameSchema,
+    secret: secretSchema,
+    allow: targets.default([]),
+    usableBy: usableBy.default({ users: [], roles: ["admin"] }),
+  },
+  "a secret takes name, secret, allow and usableBy",
+);
 export type CreateVaultInput = z.infer<typeof createVaultInput>;
 
 /** Replaces an entry's secret in place (and its targets or users when given). */
-export const rotateVaultInput = z.object({
-  name: vaultNameSchema,
-  secret: secretSchema,
-  allow: targets.optional(),
-  usableBy: usableBy.optional(),
-});
+export const rotateVaultInput = onlyFields(
+  {
+    name: vaultNameSchema,
+    secret: secretSchema,
+    allow: targets.optional(),
+    usableBy: usableBy.optional(),
+  },
+  "a rotation takes name, secret, allow and usableBy",
+);
 export type RotateVaultInput = z.infer<typeof rotateVaultInput>;
 
 /** Who may use an entry, without touching its secret. */
-export const vaultAccessInput = z.object({ name: vaultNameSchema, usableBy });
+export const vaultAccessInput = onlyFields(
+  { name: vaultNameSchema, usableBy },
+  "a change of access takes usableBy only",
+);
 export type VaultAccessInput = z.infer<typeof vaultAccessInput>;
 
 export const vaultEntryInput = z.object({ name: vaultNameSchema });

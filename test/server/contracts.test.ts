@@ -97,6 +97,57 @@ describe("one schema per request, named fields in the refusal", () => {
     expect(misspelt).toMatchObject({ code: "BAD_REQUEST" });
     expect(misspelt.message).toBe('unknown field "langauge": a run takes code, reason and language');
     expect(await admin.codeRuns.listByChat({ chatId: chat.id })).toEqual([]);
+    // The same for every create or change whose misspelt field would quietly fall back to a default.
+    const person = await admin.users.create({ name: "Strict fields", role: "member" });
+    const misspellings: [string, () => Promise<unknown>, string][] = [
+      [
+        "chats.create",
+        () => admin.chats.create({ titel: "x" } as never),
+        'unknown field "titel": a new chat takes title only',
+      ],
+      [
+        "turns.send",
+        () => admin.turns.send({ chatId: chat.id, message: "hi", mesage: "x" } as never),
+        'unknown field "mesage": a turn takes message only',
+      ],
+      [
+        "users.create",
+        () => admin.users.create({ name: "Strict two", role: "member", rol: "admin" } as never),
+        'unknown field "rol": a person takes name and role',
+      ],
+      [
+        "apiKeys.create",
+        () => admin.apiKeys.create({ userId: person.id, name: "k", permissions: [], scopes: [] } as never),
+        'unknown field "scopes": a key takes userId, name and permissions',
+      ],
+      [
+        "connections.create",
+        () => admin.connections.create({ name: "Strict", transport: { kind: "preset" }, policy: "allow" } as never),
+        'unknown field "policy": an App takes name and transport',
+      ],
+      [
+        "vault.create",
+        () => admin.vault.create({ name: "strict/one", secret: "12345678", usableby: { roles: ["member"] } } as never),
+        'unknown field "usableby": a secret takes name, secret, allow and usableBy',
+      ],
+      [
+        "vault.rotate",
+        () => admin.vault.rotate({ name: "strict/one", secret: "12345678", alow: [] } as never),
+        'unknown field "alow": a rotation takes name, secret, allow and usableBy',
+      ],
+      [
+        "vault.setAccess",
+        () => admin.vault.setAccess({ name: "strict/one", usableBy: {}, secret: "x" } as never),
+        'unknown field "secret": a change of access takes usableBy only',
+      ],
+    ];
+    for (const [procedure, call, message] of misspellings) {
+      const r = await refusal(call());
+      expect(r.code, procedure).toBe("BAD_REQUEST");
+      expect(r.message, procedure).toBe(message);
+    }
+    expect((await admin.users.list()).map((u) => u.name)).not.toContain("Strict two");
+    expect((await admin.vault.list()).map((e) => e.name)).not.toContain("strict/one");
     const calendar = (await admin.connections.list()).find((c) => c.id === "conn_work_calendar");
     expect(calendar?.tools.find((tool) => tool.name === "list-events")?.policy).toBe("allow");
     expect((await admin.chats.byId({ id: chat.id })).pinned).toBe(false);
