@@ -140,19 +140,22 @@ test("invisible characters and look-alike letters in a call's arguments show as 
   request,
 }) => {
   const chat = await (await request.post("/v1/chats", { headers: admin, data: { title: "invisible" } })).json();
-  // A zero-width space, a tag character (hidden text), a right-to-left override and a Cyrillic "а" inside a
-  // Latin word, as the program writes them; a word all in Cyrillic stays as it is.
-  const code = String.raw`await apps.email.send_email({ to: "x@example.com", subject: "pay\u200bment \u{E0041}", body: "b\u202ec p\u0430ypal.com Привет" }); return 1`;
+  // A zero-width space, a tag character (hidden text), a right-to-left override, a Cyrillic "а" inside a
+  // Latin word and a bell character, as the program writes them; a word all in Cyrillic stays as it is, and a
+  // line break stays white space in the summary.
+  const code = String.raw`await apps.email.send_email({ to: "x@example.com", subject: "pay\u200bment \u{E0041}", body: "b\u202ec p\u0430ypal.com Привет\nline2\u0007" }); return 1`;
   const run = await request.post(`/v1/chats/${chat.id}/code-runs`, { headers: admin, data: { code } });
   expect((await run.json()).status).toBe("Waiting");
   await signIn(page);
   await page.goto(`/chats/${chat.id}`);
   const card = page.getByTestId("decision-card");
   await expect(card.getByTestId("decision-summary")).toHaveText(
-    String.raw`Send email to x@example.com — subject 'pay\u200bment \u{e0041}', body 'b\u202ec p\u0430ypal.com Привет'`,
+    String.raw`Send email to x@example.com — subject 'pay\u200bment \u{e0041}', body 'b\u202ec p\u0430ypal.com Привет line2\u0007'`,
   );
   await expect(card.getByTestId("decision-arguments")).toContainText(String.raw`"pay\u200bment \u{e0041}"`);
-  await expect(card.getByTestId("decision-arguments")).toContainText(String.raw`"b\u202ec p\u0430ypal.com Привет"`);
+  await expect(card.getByTestId("decision-arguments")).toContainText(
+    String.raw`"b\u202ec p\u0430ypal.com Привет\nline2\u0007"`,
+  );
   await card.getByRole("button", { name: "Deny", exact: true }).click();
   await expect(page.getByTestId("decision-card")).toHaveCount(0);
 });
