@@ -29,7 +29,7 @@ export const addConnectionInput = onlyFields(
 export type AddConnectionInput = z.infer<typeof addConnectionInput>;
 
 /** Renames, enables or disables an App (`PATCH /v1/connections/:id`, `connections.update`'s `patch`). */
-export const connectionPatchSchema = z.strictObject(
+export const connectionPatchSchema = onlyFields(
   {
     name: plainName("name", 100).optional(),
     enabled: z.boolean({ error: "enabled must be true or false" }).optional(),
@@ -39,12 +39,8 @@ export const connectionPatchSchema = z.strictObject(
       .nullable()
       .optional(),
   },
-  {
-    error: (issue) =>
-      issue.code === "unrecognized_keys"
-        ? `unknown field ${issue.keys.map((k) => `"${k}"`).join(", ")}: an App's change takes name, enabled and untrustedContent${issue.keys.includes("policies") ? " (policies have their own route: PATCH /v1/connections/:id/policies, tRPC connections.setPolicies)" : ""}`
-        : undefined,
-  },
+  (keys) =>
+    `an App's change takes name, enabled and untrustedContent${keys.includes("policies") ? " (policies have their own route: PATCH /v1/connections/:id/policies, tRPC connections.setPolicies)" : ""}`,
 );
 export type ConnectionPatch = z.infer<typeof connectionPatchSchema>;
 

@@ -23,18 +23,13 @@ export const userIdInput = z.object({ id: idField("id") });
 export type UserIdInput = z.infer<typeof userIdInput>;
 
 /** A person's new role; their keys then act with what that role allows (auth.ts cuts them on every request). */
-export const updateUserInput = z.strictObject(
+export const updateUserInput = onlyFields(
   {
     id: idField("id"),
     role: z.enum(ROLES, { error: 'role must be "admin" or "member"' }),
   },
-  {
-    // Only the role changes: a person's name is how records, decisions and grants name them.
-    error: (issue) =>
-      issue.code === "unrecognized_keys"
-        ? `unknown field ${issue.keys.map((k) => `"${k}"`).join(", ")}: a person's change takes role only (their name stays as records show it)`
-        : undefined,
-  },
+  // Only the role changes: a person's name is how records, decisions and grants name them.
+  "a person's change takes role only (their name stays as records show it)",
 );
 export type UpdateUserInput = z.infer<typeof updateUserInput>;
 

@@ -27,14 +27,14 @@ export const idField = (name: string) =>
 
 /**
  * An object that refuses fields it does not take, naming them and saying what it takes (`what`, e.g.
- * "a run takes code, reason and language"): a misspelt optional field would otherwise be dropped and its
- * default used without a word ("langauge", "usableby").
+ * "a run takes code, reason and language", or made from the unknown fields): a misspelt optional field
+ * would otherwise be dropped and its default used without a word ("langauge", "usableby").
  */
-export function onlyFields<Shape extends z.ZodRawShape>(shape: Shape, what: string) {
+export function onlyFields<Shape extends z.ZodRawShape>(shape: Shape, what: string | ((keys: string[]) => string)) {
   return z.strictObject(shape, {
     error: (issue) =>
       issue.code === "unrecognized_keys"
-        ? `unknown field ${issue.keys.map((k) => `"${k}"`).join(", ")}: ${what}`
+        ? `unknown field ${issue.keys.map((k) => `"${k}"`).join(", ")}: ${typeof what === "string" ? what : what(issue.keys)}`
         : undefined,
   });
 }

@@ -18,8 +18,8 @@ export const RAW_MAX_CHARS = 20_000;
 export const SHOWN_ENTRIES = 100;
 
 /** How text is shown: bidi controls escaped always, every invisible character with `exact` (see visible.ts). */
-const shown = (text: string, exact: boolean) => (exact ? exactly(text) : withoutBidi(text));
-const shownJson = (value: unknown, exact: boolean): string => shown(JSON.stringify(value) ?? String(value), exact);
+const visible = (text: string, exact: boolean) => (exact ? exactly(text) : withoutBidi(text));
+const shownJson = (value: unknown, exact: boolean): string => visible(JSON.stringify(value) ?? String(value), exact);
 
 /** `exact`: every invisible character of keys and values is shown as an escape (a decision card's arguments). */
 export function JsonTree({
@@ -33,7 +33,7 @@ export function JsonTree({
   label?: string;
   exact?: boolean;
 }) {
-  const prefix = label !== undefined ? <span className="muted">{shown(label, exact)}: </span> : null;
+  const prefix = label !== undefined ? <span className="muted">{visible(label, exact)}: </span> : null;
   if (value === null || typeof value !== "object") {
     return (
       <div className="json-leaf" style={{ paddingLeft: depth ? 14 : 0 }}>
@@ -88,7 +88,7 @@ function DepthCut({ value, prefix, exact }: { value: object; prefix: ReactNode; 
       <button
         type="button"
         className="small"
-        onClick={() => setRaw(raw === null ? shown(rawText(value), exact) : null)}
+        onClick={() => setRaw(raw === null ? visible(rawText(value), exact) : null)}
         aria-expanded={raw !== null}
       >
         {raw === null ? "Show raw JSON" : "Hide raw JSON"}

@@ -313,25 +313,25 @@ function KeyRow({ apiKey: k }: { apiKey: ApiKeyView }) {
         </td>
         <StatusCell testId="api-key-status" ended="Revoked" at={k.revokedAt} />
         <td style={{ whiteSpace: "nowrap" }}>
-          {k.fromEnv && k.revokedAt === null && (
-            <span className="small muted" data-testid="api-key-from-env" title={ADMIN_TOKEN_NOTE}>
-              Set by OPENBOT_ADMIN_TOKEN
-            </span>
-          )}
-          {k.revokedAt === null && !k.fromEnv && (
-            <button
-              type="button"
-              disabled={revoke.isPending}
-              aria-label={`Revoke ${k.name} of ${k.userName}`}
-              aria-describedby={revoke.error ? errorId : undefined}
-              onClick={() =>
-                window.confirm(`Revoke the key ${k.name} of ${k.userName}? It stops working at once.`) &&
-                revoke.mutate({ id: k.id })
-              }
-            >
-              Revoke
-            </button>
-          )}
+          {k.revokedAt === null &&
+            (k.fromEnv ? (
+              <span className="small muted" data-testid="api-key-from-env" title={ADMIN_TOKEN_NOTE}>
+                Set by OPENBOT_ADMIN_TOKEN
+              </span>
+            ) : (
+              <button
+                type="button"
+                disabled={revoke.isPending}
+                aria-label={`Revoke ${k.name} of ${k.userName}`}
+                aria-describedby={revoke.error ? errorId : undefined}
+                onClick={() =>
+                  window.confirm(`Revoke the key ${k.name} of ${k.userName}? It stops working at once.`) &&
+                  revoke.mutate({ id: k.id })
+                }
+              >
+                Revoke
+              </button>
+            ))}
         </td>
       </tr>
       {revoke.error && <RowError testId="api-key-error" id={errorId} columns={6} message={revoke.error.message} />}

@@ -117,8 +117,12 @@ interface KeyRow {
   from_env: boolean;
 }
 
-/** Every column a view needs, and nothing secret: the token hash is compared in SQL, never selected. */
-const KEY_COLUMNS = "k.id, k.name, k.user_id, u.name as user_name, u.role, k.permissions, k.created_at, k.revoked_at";
+/**
+ * Every column a view needs, and nothing secret: the token hash is compared in SQL, never selected. `$1`
+ * is always envTokenHash.
+ */
+const KEY_COLUMNS =
+  "k.id, k.name, k.user_id, u.name as user_name, u.role, k.permissions, k.created_at, k.revoked_at, k.token_hash = $1 as from_env";
 const KEY_FROM = "from api_keys k join users u on u.id = k.user_id";
 
 function permissionsOf(row: Pick<KeyRow, "permissions">): Permission[] {
@@ -147,10 +151,9 @@ const administers = (row: Pick<KeyRow, "role" | "permissions">) =>
 /** Every key, oldest first, revoked ones included (with `revokedAt`). */
 export async function listApiKeys(ctx: ServiceContext): Promise<ApiKeyView[]> {
   requirePermission(ctx.principal, "platform.admin");
-  const rows = await ctx.platform.db.query<KeyRow>(
-    `select ${KEY_COLUMNS}, k.token_hash = $1 as from_env ${KEY_FROM} order by k.created_at, k.id`,
-    [envTokenHash(ctx)],
-  );
+  const rows = await ctx.platform.db.query<KeyRow>(`select ${KEY_COLUMNS} ${KEY_FROM} order by k.created_at, k.id`, [
+    envTokenHash(ctx),
+  ]);
   return rows.map(toView);
 }
 
@@ -167,10 +170,10 @@ export async function revokeApiKey(ctx: ServiceContext, input: ApiKeyIdInput): P
   requirePermission(ctx.principal, "platform.admin");
   return ctx.platform.db.transaction(async (tx) => {
     await tx.query("select pg_advisory_xact_lock($1)", [REVOKE_LOCK]);
-    const [row] = await tx.query<KeyRow>(
-      `select ${KEY_COLUMNS}, k.token_hash = $2 as from_env ${KEY_FROM} where k.id = $1`,
-      [input.id, envTokenHash(ctx)],
-    );
+    const [row] = await tx.query<KeyRow>(`select ${KEY_COLUMNS} ${KEY_FROM} where k.id = $2`, [
+      envTokenHash(ctx),
+      input.id,
+    ]);
     if (!row) throw new AppError("NOT_FOUND", "No such API key.");
     if (row.revoked_at !== null) return toView(row);
     if (row.from_env)
@@ -221,8 +224,8 @@ async function personToChange(ctx: ServiceContext, tx: Db, id: string, doing: st
   if (user.id === principal.userId)
     throw new AppError("CONFLICT", `You cannot ${doing} yourself; another admin can.`, { reason: "self" });
   const keys = await tx.query<KeyRow>(
-    `select ${KEY_COLUMNS}, k.token_hash = $2 as from_env ${KEY_FROM} where k.user_id = $1 and k.revoked_at is null`,
-    [id, envTokenHash(ctx)],
+    `select ${KEY_COLUMNS} ${KEY_FROM} where k.user_id = $2 and k.revoked_at is null`,
+    [envTokenHash(ctx), id],
   );
   if (keys.some((k) => k.from_env))
     throw new AppError(

@@ -121,6 +121,12 @@ test("DELETE refuses the OPENBOT_ADMIN_TOKEN key (409, naming the variable) and 
   expect((await missing.json()).error.message).toBe("No such API key.");
 });
 
+/** An admin's session cookie from signing in on `page`, and an origin that is not the app's, to send it from. */
+async function adminCookie(page: Page, baseURL: string) {
+  await signIn(page);
+  return { cookie: await sessionCookie(page.context(), baseURL), foreign: "http://127.0.0.1:1" };
+}
+
 function keyRow(page: Page, name: string) {
   return page.getByRole("table", { name: "API keys" }).getByTestId("api-key").filter({ hasText: name });
 }
@@ -250,10 +256,8 @@ test("another origin cannot list or revoke keys with an admin's session cookie; 
   request,
   baseURL,
 }) => {
-  await signIn(page);
-  const cookie = await sessionCookie(page.context(), baseURL!);
+  const { cookie, foreign } = await adminCookie(page, baseURL!);
   const member = await personWithKey(request, "member", ["sessions.read"]);
-  const foreign = "http://127.0.0.1:1";
   const revoke = await request.delete(`/v1/api-keys/${member.id}`, { headers: { cookie, origin: foreign } });
   expect(revoke.status()).toBe(403);
   const trpc = await request.post("/api/trpc/apiKeys.revoke", {
@@ -460,10 +464,8 @@ test("another origin cannot change or remove a person with an admin's session co
   request,
   baseURL,
 }) => {
-  await signIn(page);
-  const cookie = await sessionCookie(page.context(), baseURL!);
+  const { cookie, foreign } = await adminCookie(page, baseURL!);
   const person = await personWithKey(request, "member", ["sessions.read"]);
-  const foreign = "http://127.0.0.1:1";
   const json = { cookie, origin: foreign, "content-type": "application/json" };
   const refused = [
     await request.delete(`/v1/users/${person.userId}`, { headers: { cookie, origin: foreign } }),
